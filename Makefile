@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+#   make               module, library, tools and selftests
+#   make check         every test (host, compile, style, guest selftests)
+#   make check-debug   the selftests again under a KASAN/lockdep/kmemleak kernel
+#   make demo          the main job, in the guest when this host cannot load modules
+#   make style         checkpatch --strict on kmod/ and uapi/
+#   make install       library, header, pkg-config file, tools, man pages
+#   make modules_install / dkms: see README.md
+#
+# KDIR selects the kernel build tree (default: tools/kdir decides).
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+export PREFIX DESTDIR
+
+# Discovered when a recipe runs, after install-deps had its chance.
+KDIR_CMD = $${KDIR:-$$(tools/kdir)}
+KSRC_CMD = $$(tools/vm/kernel-source)
+
+# checkpatch findings we keep on purpose, each explained:
+#  MACRO_ARG_REUSE: OPTR_TUNABLE pastes its name argument into identifiers;
+#    it is never an expression with side effects.
+CHECKPATCH_IGNORE := MACRO_ARG_REUSE
+
+.PHONY: all deps module lib tools selftests check check-debug demo style \
+	install modules_install clean
+
+all: module lib tools selftests
+
+deps:
+	@tools/install-deps build
+
+module: deps
+	$(MAKE) -C "$(KDIR_CMD)" M="$(CURDIR)" modules
+
+lib: deps
+	$(MAKE) -C lib
+
+tools: lib
+
+selftests: deps
+	$(MAKE) -C selftests KSFT_DIR="$(KSRC_CMD)/tools/testing/selftests"
+
+check: all
+	@tools/install-deps vm
+	@tools/check
+
+check-debug: all
+	@tools/install-deps vm debug
+	@tools/check --debug
+
+demo: all
+	@tools/install-deps vm
+	@tools/demo
+
+style: deps
+	@perl "$(KSRC_CMD)/scripts/checkpatch.pl" --no-tree --strict --terse \
+		--ignore $(CHECKPATCH_IGNORE) --show-types \
+		-f $$(find kmod uapi -name '*.[ch]' ! -name '*.mod.c' | sort) | \
+		{ if grep -E 'ERROR|WARNING|CHECK'; then exit 1; fi; } || exit 1
+
+install: lib tools
+	$(MAKE) -C lib install
+
+modules_install: module
+	$(MAKE) -C "$(KDIR_CMD)" M="$(CURDIR)" modules_install
+
+clean:
+	$(MAKE) -C "$(KDIR_CMD)" M="$(CURDIR)" clean || true
+	$(MAKE) -C lib clean || true
+	$(MAKE) -C selftests clean
+	rm -rf build

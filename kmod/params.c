@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Module parameters: the borrowed family number and option level (load time
+ * only), and the tunables, each with a setter that refuses values out of
+ * range. Documentation/ABI/sysfs-module-optireduce describes every one.
+ */
+
+#include <linux/kernel.h>
+#include <linux/moduleparam.h>
+#include <linux/net.h>
+#include <linux/socket.h>
+#include <linux/sysfs.h>
+#include <uapi/linux/optireduce.h>
+
+#include "params.h"
+
+int optr_family = OPTIREDUCE_FAMILY_DEFAULT;
+int optr_sol = OPTIREDUCE_SOL_DEFAULT;
+
+/* The family and level are fixed once the module is loaded (0444), so these
+ * setters only ever run for insmod arguments: a bad value fails the load.
+ */
+static int optr_param_set_family(const char *val, const struct kernel_param *kp)
+{
+	int v, err;
+
+	err = kstrtoint(val, 0, &v);
+	if (err)
+		return -EINVAL;
+	/* 0 is AF_UNSPEC; sock_register() refuses >= NPROTO (AF_MAX). */
+	if (v <= AF_UNSPEC || v >= NPROTO)
+		return -EINVAL;
+	*(int *)kp->arg = v;
+	return 0;
+}
+
+static int optr_param_set_sol(const char *val, const struct kernel_param *kp)
+{
+	int v, err;
+
+	err = kstrtoint(val, 0, &v);
+	if (err)
+		return -EINVAL;
+	/* Levels below 256 are protocol numbers (SOL_IP, SOL_TCP ...). */
+	if (v < 256 || v > 0xffff)
+		return -EINVAL;
+	*(int *)kp->arg = v;
+	return 0;
+}
+
+static const struct kernel_param_ops optr_family_ops = {
+	.set = optr_param_set_family,
+	.get = param_get_int,
+};
+
+static const struct kernel_param_ops optr_sol_ops = {
+	.set = optr_param_set_sol,
+	.get = param_get_int,
+};
+
+module_param_cb(family, &optr_family_ops, &optr_family, 0444);
+MODULE_PARM_DESC(family, "Address family number borrowed at load time (default "
+		 __stringify(OPTIREDUCE_FAMILY_DEFAULT) ")");
+module_param_cb(sol, &optr_sol_ops, &optr_sol, 0444);
+MODULE_PARM_DESC(sol, "Socket option level (default "
+		 __stringify(OPTIREDUCE_SOL_DEFAULT) ")");
+
+unsigned short optr_port = OPTIREDUCE_PORT_DEFAULT;
+
+static int optr_param_set_port(const char *val, const struct kernel_param *kp)
+{
+	u16 v;
+
+	if (kstrtou16(val, 0, &v) || !v)
+		return -EINVAL;
+	*(unsigned short *)kp->arg = v;
+	return 0;
+}
+
+static const struct kernel_param_ops optr_port_ops = {
+	.set = optr_param_set_port,
+	.get = param_get_ushort,
+};
+
+module_param_cb(port, &optr_port_ops, &optr_port, 0444);
+MODULE_PARM_DESC(port, "UDP port of the transport in every namespace (default "
+		 __stringify(OPTIREDUCE_PORT_DEFAULT) ")");
+
+#define OPTR_TUNABLE(_name, _def, _min, _max, _desc)			\
+	struct optr_tunable optr_##_name = {				\
+		.val = _def, .min = _min, .max = _max,			\
+	};								\
+	module_param_cb(_name, &optr_tunable_ops, &optr_##_name, 0644);	\
+	MODULE_PARM_DESC(_name, _desc " [" #_min ".." #_max ", default " #_def "]")
+
+static int optr_tunable_set(const char *val, const struct kernel_param *kp)
+{
+	struct optr_tunable *t = kp->arg;
+	unsigned int v;
+
+	if (kstrtouint(val, 0, &v) || v < t->min || v > t->max)
+		return -EINVAL;
+	/* The deadline bounds must stay ordered; refuse a write that would
+	 * invert them rather than clamp silently.
+	 */
+	if (t == &optr_deadline_min_us &&
+	    v > optr_tunable_get(&optr_deadline_max_us))
+		return -EINVAL;
+	if (t == &optr_deadline_max_us &&
+	    v < optr_tunable_get(&optr_deadline_min_us))
+		return -EINVAL;
+	WRITE_ONCE(t->val, v);
+	return 0;
+}
+
+static int optr_tunable_show(char *buf, const struct kernel_param *kp)
+{
+	const struct optr_tunable *t = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", optr_tunable_get(t));
+}
+
+static const struct kernel_param_ops optr_tunable_ops = {
+	.set = optr_tunable_set,
+	.get = optr_tunable_show,
+};
+
+OPTR_TUNABLE(deadline_min_us, 1000, 100, 60000000,
+	     "Lower bound of an adaptive round deadline, microseconds");
+OPTR_TUNABLE(deadline_max_us, 2000000, 1000, 60000000,
+	     "Upper bound of an adaptive round deadline, and the deadline before any round completed, microseconds");
+OPTR_TUNABLE(deadline_pctl, 95, 50, 100,
+	     "Percentile of recent round completion times an adaptive deadline starts from");
+OPTR_TUNABLE(deadline_margin_pct, 25, 0, 1000,
+	     "Margin added on top of that percentile, percent");
+OPTR_TUNABLE(early_idle_pct, 10, 0, 100,
+	     "Idle time, as percent of the estimate, after which a round whose senders all sent their last fragment completes early; 0 disables");
+OPTR_TUNABLE(pace_mbps, 0, 0, 1000000,
+	     "Default send rate of a socket, Mbit/s; 0 leaves sends unpaced");
+OPTR_TUNABLE(max_rounds, 256, 1, 4096,
+	     "Rounds a socket may have open at once");
+OPTR_TUNABLE(backlog_kb, 16384, 0, 1048576,
+	     "Per-socket memory for fragments that arrive before their buffer is posted, KiB");

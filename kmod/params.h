@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _OPTR_PARAMS_H
+#define _OPTR_PARAMS_H
+
+#include <linux/compiler.h>
+#include <linux/types.h>
+
+/*
+ * A tunable: a module parameter whose writes are range-checked. A write
+ * outside [min, max] fails with -EINVAL and leaves the value unchanged.
+ * Readers use optr_tunable_get(); no lock is needed, a read sees either the
+ * old or the new value.
+ */
+struct optr_tunable {
+	unsigned int val;
+	unsigned int min;
+	unsigned int max;
+};
+
+/* Load-time identity of the family, published read-only in sysfs. */
+extern int optr_family;
+extern int optr_sol;
+extern unsigned short optr_port;
+
+/* Runtime tunables (0644 in sysfs, root only). */
+extern struct optr_tunable optr_deadline_min_us;
+extern struct optr_tunable optr_deadline_max_us;
+extern struct optr_tunable optr_deadline_pctl;
+extern struct optr_tunable optr_deadline_margin_pct;
+extern struct optr_tunable optr_early_idle_pct;
+extern struct optr_tunable optr_pace_mbps;
+extern struct optr_tunable optr_max_rounds;
+extern struct optr_tunable optr_backlog_kb;
+
+static inline unsigned int optr_tunable_get(const struct optr_tunable *t)
+{
+	return READ_ONCE(t->val);
+}
+
+#endif /* _OPTR_PARAMS_H */

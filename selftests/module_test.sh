@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Module lifecycle: load/unload loops, the borrowed family number and option
+# level, load-time parameter validation, and rmmod refused while a socket is
+# open.
+. "$(dirname "$0")/lib.sh"
+require_root
+
+# sock_probe FAMILY: exit status 0 if socket(FAMILY, SOCK_DGRAM, 0) works,
+# else print the errno name.
+sock_probe() {
+	python3 -c '
+import errno, socket, sys
+try:
+    socket.socket(int(sys.argv[1]), socket.SOCK_DGRAM, 0).close()
+except OSError as e:
+    print(errno.errorcode[e.errno]); sys.exit(1)' "$1"
+}
+
+optr_unload || { ktap_fail "module unloads at start"; ktap_finish; }
+
+# Without the module the family is unknown.
+ktap_check "no family before load" \
+	test "$(sock_probe "$OPTIREDUCE_FAMILY_DEFAULT")" = EAFNOSUPPORT
+
+ok=1
+for i in $(seq 20); do
+	optr_load || { ok=0; echo "# load $i failed"; break; }
+	sock_probe "$(optr_family)" >/dev/null || { ok=0; echo "# socket $i failed"; }
+	rmmod optireduce || { ok=0; echo "# unload $i failed"; break; }
+done
+ktap_check "load, open, unload 20 times" test $ok -eq 1
+
+optr_load
+ktap_check "default family published" test "$(optr_family)" -eq "$OPTIREDUCE_FAMILY_DEFAULT"
+ktap_check "default level published" test "$(cat $PARAMS/sol)" -eq "$OPTIREDUCE_SOL_DEFAULT"
+ktap_check "default port published" test "$(cat $PARAMS/port)" -eq "$OPTIREDUCE_PORT_DEFAULT"
+optr_unload
+
+# A family number chosen at load time is used, and only that one.
+if optr_load family=22 sol=300 port=20000; then
+	ktap_check "family=22 published" test "$(optr_family)" -eq 22
+	ktap_check "sol=300 published" test "$(cat $PARAMS/sol)" -eq 300
+	ktap_check "port=20000 published" test "$(cat $PARAMS/port)" -eq 20000
+	ktap_check "socket in family 22" sock_probe 22
+	ktap_check "default family unused" \
+		test "$(sock_probe "$OPTIREDUCE_FAMILY_DEFAULT")" = EAFNOSUPPORT
+	optr_unload
+else
+	ktap_fail "load with family=22 sol=300 port=20000"
+fi
+
+# Bad load-time values fail the load cleanly. Family 2 is AF_INET: taken.
+for arg in family=0 family=46 family=-1 family=abc family=2 \
+	   sol=1 sol=255 sol=65536 port=0 port=65536 port=x; do
+	if optr_load "$arg" 2>/dev/null; then
+		ktap_fail "load refused with $arg"
+		optr_unload
+	else
+		ktap_check "load refused with $arg" test ! -d /sys/module/optireduce
+	fi
+done
+
+# An open socket pins the module.
+optr_load
+coproc HOLD {
+	python3 -c '
+import socket, sys
+s = socket.socket(int(sys.argv[1]), socket.SOCK_DGRAM, 0)
+print("open", flush=True)
+sys.stdin.readline()' "$(optr_family)"
+}
+read -r line <&"${HOLD[0]}"
+if [ "$line" = open ]; then
+	ktap_check "rmmod refused while a socket is open" \
+		sh -c '! rmmod optireduce 2>/dev/null'
+	echo >&"${HOLD[1]}"
+	wait "$HOLD_PID"
+	ktap_check "rmmod after the socket closed" rmmod optireduce
+else
+	ktap_fail "hold a socket open"
+fi
+
+# A namespace with a socket, deleted after the socket closes.
+optr_load
+setup_ns NS
+ip netns exec "$NS" python3 -c '
+import socket, sys
+socket.socket(int(sys.argv[1]), socket.SOCK_DGRAM, 0).close()' "$(optr_family)"
+ktap_check "socket in a namespace" test $? -eq 0
+cleanup_ns
+ktap_check "rmmod after namespace deleted" rmmod optireduce
+
+optr_load
+ktap_finish

@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the selftests where the module can be loaded (the guest, or a real
+# host). KTAP-style output: every test prints its own "ok"/"not ok" lines;
+# this runner adds one line per program for a crash or timeout the program
+# could not report itself, and one for the kernel log it left behind.
+#
+#   selftests/run.sh [TEST...]     default: every test the Makefile lists
+set -uo pipefail
+
+dir=$(cd "$(dirname "$0")" && pwd)
+cd "$dir" || exit 1
+# shellcheck source=lib.sh
+. ./lib.sh
+
+# What the kernel must never print while a test runs.
+KERNEL_BAD='WARNING:|BUG:|Oops|Call Trace|UBSAN:|KASAN:|circular locking|suspicious RCU|unreferenced object|general protection|refcount_t:|list_(add|del) corruption'
+
+timeout_s=$(sed -n 's/^timeout=//p' settings)
+if [ $# -gt 0 ]; then
+	tests=("$@")
+else
+	read -ra tests < <(make -s --no-print-directory print-tests)
+fi
+
+require_root
+failed=0
+
+run_one() {
+	local t=$1 marker log st bad
+
+	marker="optireduce-selftest-start: $t $$ $RANDOM"
+	echo "$marker" >/dev/kmsg
+	echo "# selftest: $t"
+	if ! optr_load; then
+		ktap_fail "$t: module did not load"
+		return
+	fi
+
+	log=$(mktemp)
+	timeout --foreground -k 10 "$timeout_s" "./$t" 2>&1 | tee "$log"
+	st=${PIPESTATUS[0]}
+	case $st in
+	0) ;;
+	"$KSFT_SKIP")
+		grep -q '^ok ' "$log" || ktap_skip "$t" "exit status 4"
+		;;
+	124 | 137)
+		ktap_fail "$t: timed out after ${timeout_s}s"
+		;;
+	*)
+		# A program that failed must have said so; if it crashed
+		# before it could, say it for it.
+		grep -q '^not ok ' "$log" ||
+			ktap_fail "$t: exited with status $st"
+		;;
+	esac
+	rm -f "$log"
+
+	bad=$(dmesg | sed -n "\|$marker|,\$p" | grep -E -A20 "$KERNEL_BAD")
+	if [ -n "$bad" ]; then
+		ktap_fail "$t: kernel log clean"
+		echo "$bad" | sed 's/^/# dmesg: /'
+	else
+		ktap_ok "$t: kernel log clean"
+	fi
+}
+
+for t in "${tests[@]}"; do
+	run_one "$t"
+done
+# Leave the module unloadable: a leaked socket or reference shows here.
+if optr_loaded; then
+	ktap_check "module unloads after all tests" rmmod optireduce
+fi
+ktap_finish

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The socket family itself: discovery through sysfs, which socket types and
+ * protocols are accepted, option validation, many sockets, unprivileged
+ * users and network namespace isolation.
+ */
+#include <sched.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+
+#include "kselftest_harness.h"
+#include "optr_test.h"
+
+TEST(family_published)
+{
+	int family = optr_family(), sol = optr_sol();
+
+	ASSERT_GT(family, 0);
+	ASSERT_LT(family, 46);	/* below AF_MAX, or sock_register refuses */
+	ASSERT_GE(sol, 256);
+	ASSERT_GT(optr_param("port"), 0);
+}
+
+TEST(dgram_create_close)
+{
+	int fd = optr_socket();
+
+	ASSERT_GE(fd, 0) TH_LOG("socket: %s", strerror(errno));
+	ASSERT_EQ(0, close(fd));
+}
+
+TEST(unsupported_types)
+{
+	static const int types[] = { SOCK_STREAM, SOCK_SEQPACKET, SOCK_RAW,
+				     SOCK_RDM };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		errno = 0;
+		EXPECT_EQ(-1, socket(optr_family(), types[i], 0));
+		EXPECT_EQ(ESOCKTNOSUPPORT, errno) TH_LOG("type %d", types[i]);
+	}
+}
+
+TEST(nonzero_protocol)
+{
+	errno = 0;
+	ASSERT_EQ(-1, socket(optr_family(), SOCK_DGRAM, IPPROTO_UDP));
+	ASSERT_EQ(EPROTONOSUPPORT, errno);
+}
+
+TEST(abi_version_option)
+{
+	int fd = optr_socket(), sol = optr_sol();
+	__u32 v = 0;
+	socklen_t len = sizeof(v);
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, getsockopt(fd, sol, OPTIREDUCE_ABI_VERSION, &v, &len));
+	EXPECT_EQ((__u32)OPTIREDUCE_ABI, v);
+	EXPECT_EQ(sizeof(v), len);
+
+	/* Too short a buffer, a negative length. */
+	len = sizeof(v) - 1;
+	EXPECT_EQ(-1, getsockopt(fd, sol, OPTIREDUCE_ABI_VERSION, &v, &len));
+	EXPECT_EQ(EINVAL, errno);
+	len = (socklen_t)-1;
+	EXPECT_EQ(-1, getsockopt(fd, sol, OPTIREDUCE_ABI_VERSION, &v, &len));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* Read-only. */
+	EXPECT_EQ(-1, setsockopt(fd, sol, OPTIREDUCE_ABI_VERSION, &v,
+				 sizeof(v)));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* Unknown option, unknown level. */
+	len = sizeof(v);
+	EXPECT_EQ(-1, getsockopt(fd, sol, 9999, &v, &len));
+	EXPECT_EQ(ENOPROTOOPT, errno);
+	EXPECT_EQ(-1, getsockopt(fd, SOL_IP, OPTIREDUCE_ABI_VERSION, &v,
+				 &len));
+	EXPECT_EQ(ENOPROTOOPT, errno);
+	EXPECT_EQ(-1, setsockopt(fd, sol + 1, 1, &v, sizeof(v)));
+	EXPECT_EQ(ENOPROTOOPT, errno);
+
+	close(fd);
+}
+
+TEST(stream_operations_refused)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int fd = optr_socket();
+
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(-1, bind(fd, (struct sockaddr *)&sin, sizeof(sin)));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(-1, connect(fd, (struct sockaddr *)&sin, sizeof(sin)));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(-1, listen(fd, 1));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(-1, accept(fd, NULL, NULL));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	close(fd);
+}
+
+/* Sockets appear in and leave /proc/net/optireduce one for one. */
+TEST(many_sockets)
+{
+	enum { OPEN_AT_ONCE = 1000, CYCLES = 20000 };
+	long base = optr_proc_sockets();
+	static int fds[OPEN_AT_ONCE];
+	int i;
+
+	ASSERT_GE(base, 0);
+	for (i = 0; i < OPEN_AT_ONCE; i++) {
+		fds[i] = optr_socket();
+		ASSERT_GE(fds[i], 0) TH_LOG("socket %d: %s", i,
+					    strerror(errno));
+	}
+	EXPECT_EQ(base + OPEN_AT_ONCE, optr_proc_sockets());
+	for (i = 0; i < OPEN_AT_ONCE; i++)
+		ASSERT_EQ(0, close(fds[i]));
+	EXPECT_EQ(base, optr_proc_sockets());
+
+	for (i = 0; i < CYCLES; i++) {
+		int fd = optr_socket();
+
+		ASSERT_GE(fd, 0);
+		ASSERT_EQ(0, close(fd));
+	}
+	EXPECT_EQ(base, optr_proc_sockets());
+}
+
+/* Like UDP, any user may open a socket. */
+TEST(unprivileged_user)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		int fd;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		fd = optr_socket();
+		_exit(fd >= 0 ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+/* Each namespace counts only its own sockets. */
+TEST(netns_isolation)
+{
+	long outer = optr_proc_sockets();
+	int status, fd;
+	pid_t pid;
+
+	fd = optr_socket();
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(outer + 1, optr_proc_sockets());
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		int inner;
+
+		if (unshare(CLONE_NEWNET))
+			_exit(2);
+		if (optr_proc_sockets() != 0)
+			_exit(3);
+		inner = optr_socket();
+		if (inner < 0 || optr_proc_sockets() != 1)
+			_exit(4);
+		close(inner);
+		_exit(optr_proc_sockets() == 0 ? 0 : 5);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(outer + 1, optr_proc_sockets());
+	close(fd);
+	EXPECT_EQ(outer, optr_proc_sockets());
+}
+
+TEST_HARNESS_MAIN
