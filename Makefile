@@ -21,7 +21,14 @@ KSRC_CMD = $$(tools/vm/kernel-source)
 # checkpatch findings we keep on purpose, each explained:
 #  MACRO_ARG_REUSE: OPTR_TUNABLE pastes its name argument into identifiers;
 #    it is never an expression with side effects.
-CHECKPATCH_IGNORE := MACRO_ARG_REUSE
+#  LINUX_VERSION_CODE, CONSTANT_COMPARISON: kmod/compat.h is the one place
+#    that tells 6.1 from 6.12 (an out-of-tree module supports both); both
+#    sides of that test are constants.
+# kmod/trace.h is checked without --strict: TRACE_EVENT() blocks are laid
+# out as in the kernel tree, which the strict alignment checks do not model.
+CHECKPATCH_IGNORE := MACRO_ARG_REUSE,LINUX_VERSION_CODE,CONSTANT_COMPARISON
+CHECKPATCH = perl "$(KSRC_CMD)/scripts/checkpatch.pl" --no-tree --terse \
+	--show-types --ignore $(CHECKPATCH_IGNORE)
 
 .PHONY: all deps module lib tools selftests check check-debug demo style \
 	install modules_install clean
@@ -55,10 +62,10 @@ demo: all
 	@tools/demo
 
 style: deps
-	@perl "$(KSRC_CMD)/scripts/checkpatch.pl" --no-tree --strict --terse \
-		--ignore $(CHECKPATCH_IGNORE) --show-types \
-		-f $$(find kmod uapi -name '*.[ch]' ! -name '*.mod.c' | sort) | \
-		{ if grep -E 'ERROR|WARNING|CHECK'; then exit 1; fi; } || exit 1
+	@{ $(CHECKPATCH) --strict -f $$(find kmod uapi -name '*.[ch]' \
+		! -name '*.mod.c' ! -name trace.h | sort); \
+	   $(CHECKPATCH) -f kmod/trace.h; } | \
+		{ if grep -E 'ERROR|WARNING|CHECK'; then exit 1; fi; }
 
 install: lib tools
 	$(MAKE) -C lib install

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The socket family: creation, release and socket options.
+ * The socket family: creation and release, socket options, and the
+ * sendmsg/recvmsg/poll entry points that dispatch to send.c and round.c.
  *
  * The family number is borrowed at load time (params.c), so the
  * net_proto_family cannot be const: its .family is filled in by
@@ -9,20 +10,32 @@
 
 #include <linux/module.h>
 #include <linux/net.h>
+#include <linux/poll.h>
 #include <linux/socket.h>
 #include <linux/uaccess.h>
 #include <net/sock.h>
 #include <uapi/linux/optireduce.h>
 
-#include "af.h"
+#include "comm.h"
 #include "netns.h"
 #include "params.h"
+#include "round.h"
+#include "send.h"
+#include "sock.h"
 
 static struct proto optr_proto = {
 	.name = "OPTIREDUCE",
 	.owner = THIS_MODULE,
 	.obj_size = sizeof(struct optr_sock),
 };
+
+static void optr_destruct(struct sock *sk)
+{
+	struct optr_sock *osk = optr_sk(sk);
+
+	optr_comm_free(osk->comm);
+	mutex_destroy(&osk->tx_lock);
+}
 
 static int optr_release(struct socket *sock)
 {
@@ -33,6 +46,9 @@ static int optr_release(struct socket *sock)
 		return 0;
 	osk = optr_sk(sk);
 
+	/* Leave first: from here on the receive path cannot find us. */
+	optr_comm_leave(osk);
+	optr_rounds_release(osk);
 	optr_net_del_sock(osk->on, osk);
 
 	lock_sock(sk);
@@ -47,13 +63,32 @@ static int optr_release(struct socket *sock)
 static int optr_setsockopt(struct socket *sock, int level, int optname,
 			   sockptr_t optval, unsigned int optlen)
 {
+	struct optr_sock *osk = optr_sk(sock->sk);
+	u32 v;
+
 	if (level != optr_sol)
 		return -ENOPROTOOPT;
 
 	switch (optname) {
 	case OPTIREDUCE_ABI_VERSION:
+	case OPTIREDUCE_STATS:
+	case OPTIREDUCE_ESTIMATE:
 		/* Read-only. */
 		return -EINVAL;
+	case OPTIREDUCE_JOIN:
+		return optr_comm_join(osk, optval, optlen);
+	case OPTIREDUCE_PACE_MBPS:
+		if (optlen != sizeof(v))
+			return -EINVAL;
+		if (copy_from_sockptr(&v, optval, sizeof(v)))
+			return -EFAULT;
+		if (v > optr_pace_mbps.max)
+			return -EINVAL;
+		mutex_lock(&osk->tx_lock);
+		osk->pace_mbps = v;
+		osk->pace_set = true;
+		mutex_unlock(&osk->tx_lock);
+		return 0;
 	default:
 		return -ENOPROTOOPT;
 	}
@@ -62,8 +97,13 @@ static int optr_setsockopt(struct socket *sock, int level, int optname,
 static int optr_getsockopt(struct socket *sock, int level, int optname,
 			   char __user *optval, int __user *optlen)
 {
-	u32 abi = OPTIREDUCE_ABI;
-	int len;
+	struct optr_sock *osk = optr_sk(sock->sk);
+	union {
+		u32 v;
+		struct optireduce_stats stats;
+		struct optireduce_estimate est;
+	} u = {};
+	int len, size;
 
 	if (level != optr_sol)
 		return -ENOPROTOOPT;
@@ -74,16 +114,124 @@ static int optr_getsockopt(struct socket *sock, int level, int optname,
 
 	switch (optname) {
 	case OPTIREDUCE_ABI_VERSION:
-		if (len < sizeof(abi))
-			return -EINVAL;
-		len = sizeof(abi);
-		if (copy_to_user(optval, &abi, len))
-			return -EFAULT;
+		u.v = OPTIREDUCE_ABI;
+		size = sizeof(u.v);
 		break;
+	case OPTIREDUCE_PACE_MBPS:
+		mutex_lock(&osk->tx_lock);
+		u.v = osk->pace_set ? osk->pace_mbps :
+				      optr_tunable_get(&optr_pace_mbps);
+		mutex_unlock(&osk->tx_lock);
+		size = sizeof(u.v);
+		break;
+	case OPTIREDUCE_STATS:
+		optr_stats_copy_sock(osk, &u.stats);
+		size = sizeof(u.stats);
+		break;
+	case OPTIREDUCE_ESTIMATE:
+		spin_lock_bh(&osk->lock);
+		u.est.deadline_us = optr_sock_deadline_us(osk, &u.est.typical_us);
+		u.est.samples = osk->est.n;
+		spin_unlock_bh(&osk->lock);
+		size = sizeof(u.est);
+		break;
+	case OPTIREDUCE_JOIN: {
+		int err = optr_comm_get(osk, optval, &len);
+
+		return err ? err : put_user(len, optlen);
+	}
 	default:
 		return -ENOPROTOOPT;
 	}
-	return put_user(len, optlen);
+	if (len < size)
+		return -EINVAL;
+	if (copy_to_user(optval, &u, size))
+		return -EFAULT;
+	return put_user(size, optlen);
+}
+
+/* Exactly one control message of our level, of the size its type needs. */
+static int optr_cmsg(struct msghdr *msg, int *type, void *buf, size_t max,
+		     size_t *size)
+{
+	struct cmsghdr *cmsg;
+	int n = 0;
+
+	if (msg->msg_control_is_user)
+		return -EINVAL;
+	for_each_cmsghdr(cmsg, msg) {
+		if (!CMSG_OK(msg, cmsg) || cmsg->cmsg_level != optr_sol ||
+		    ++n > 1)
+			return -EINVAL;
+		*size = cmsg->cmsg_len - CMSG_LEN(0);
+		if (*size > max)
+			return -EINVAL;
+		*type = cmsg->cmsg_type;
+		memcpy(buf, CMSG_DATA(cmsg), *size);
+	}
+	return n ? 0 : -EINVAL;
+}
+
+static int optr_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
+{
+	struct optr_sock *osk = optr_sk(sock->sk);
+	union {
+		struct optireduce_send send;
+		struct optireduce_post post;
+		struct optireduce_cancel cancel;
+	} u;
+	size_t size;
+	int type, err;
+
+	/* Destinations are ranks, named in the control message. */
+	if (msg->msg_name || msg->msg_namelen)
+		return -EINVAL;
+	if (msg->msg_flags & MSG_OOB)
+		return -EOPNOTSUPP;
+	err = optr_cmsg(msg, &type, &u, sizeof(u), &size);
+	if (err)
+		return err;
+
+	switch (type) {
+	case OPTIREDUCE_CMSG_SEND:
+		if (size != sizeof(u.send))
+			return -EINVAL;
+		return optr_send(osk, &u.send, msg);
+	case OPTIREDUCE_CMSG_POST:
+		if (size != sizeof(u.post))
+			return -EINVAL;
+		return optr_post(osk, &u.post, &msg->msg_iter);
+	case OPTIREDUCE_CMSG_CANCEL:
+		if (size != sizeof(u.cancel) || msg_data_left(msg))
+			return -EINVAL;
+		return optr_cancel(osk, &u.cancel);
+	default:
+		return -EINVAL;
+	}
+}
+
+static int optr_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
+			int flags)
+{
+	if (msg->msg_name)
+		msg->msg_namelen = 0;
+	return optr_recv_completions(optr_sk(sock->sk), msg, flags);
+}
+
+/*
+ * Readable while a completion is queued. Always writable: a send waits for
+ * room below it by itself, bounded by its timeout.
+ */
+static __poll_t optr_poll(struct file *file, struct socket *sock,
+			  poll_table *wait)
+{
+	struct optr_sock *osk = optr_sk(sock->sk);
+	__poll_t mask = EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND;
+
+	sock_poll_wait(file, sock, wait);
+	if (READ_ONCE(osk->ncompl))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	return mask;
 }
 
 static const struct proto_ops optr_dgram_ops = {
@@ -94,14 +242,14 @@ static const struct proto_ops optr_dgram_ops = {
 	.socketpair = sock_no_socketpair,
 	.accept = sock_no_accept,
 	.getname = sock_no_getname,
-	.poll = datagram_poll,
+	.poll = optr_poll,
 	.ioctl = sock_no_ioctl,
 	.listen = sock_no_listen,
 	.shutdown = sock_no_shutdown,
 	.setsockopt = optr_setsockopt,
 	.getsockopt = optr_getsockopt,
-	.sendmsg = sock_no_sendmsg,
-	.recvmsg = sock_no_recvmsg,
+	.sendmsg = optr_sendmsg,
+	.recvmsg = optr_recvmsg,
 	.mmap = sock_no_mmap,
 };
 
@@ -122,9 +270,19 @@ static int optr_create(struct net *net, struct socket *sock, int protocol,
 
 	sock->ops = &optr_dgram_ops;
 	sock_init_data(sock, sk);
+	/* The receive path finds sockets under RCU only. */
+	sock_set_flag(sk, SOCK_RCU_FREE);
+	sk->sk_destruct = optr_destruct;
 
 	osk = optr_sk(sk);
 	osk->on = optr_net(net);
+	spin_lock_init(&osk->lock);
+	hash_init(osk->rounds);
+	hash_init(osk->posts);
+	INIT_LIST_HEAD(&osk->completions);
+	INIT_LIST_HEAD(&osk->dead_rounds);
+	__skb_queue_head_init(&osk->backlog);
+	mutex_init(&osk->tx_lock);
 	optr_net_add_sock(osk->on, osk);
 	return 0;
 }

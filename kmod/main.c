@@ -10,9 +10,9 @@
 
 #include <linux/module.h>
 
-#include "af.h"
 #include "netns.h"
 #include "params.h"
+#include "sock.h"
 
 static int __init optr_init(void)
 {

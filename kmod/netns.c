@@ -3,8 +3,9 @@
  * Per network namespace state and /proc/net/optireduce.
  *
  * Every socket holds a reference on its namespace (sk_alloc() with kern=0),
- * so a namespace is never torn down under a live socket; the exit hook only
- * has to find its list empty.
+ * so a namespace is never torn down under a live socket: by the time the
+ * exit hook runs, every socket has left, and with the last member the UDP
+ * socket and group memberships went too.
  */
 
 #include <linux/proc_fs.h>
@@ -12,8 +13,10 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
-#include "af.h"
+#include "comm.h"
 #include "netns.h"
+#include "sock.h"
+#include "stats.h"
 
 static unsigned int optr_net_id __read_mostly;
 
@@ -38,17 +41,34 @@ void optr_net_del_sock(struct optr_net *on, struct optr_sock *osk)
 	mutex_unlock(&on->lock);
 }
 
+/*
+ * "sockets N", "members N", the namespace's counters as "net NAME VALUE",
+ * then one "sock" line per socket: inode, owner, and if joined its
+ * communicator, rank, size, open rounds and queued completions.
+ */
 static int optr_proc_show(struct seq_file *seq, void *v)
 {
 	struct optr_net *on = optr_net(seq_file_single_net(seq));
+	struct optireduce_stats st;
 	struct optr_sock *osk;
 
+	optr_stats_copy_net(on, &st);
 	mutex_lock(&on->lock);
-	seq_printf(seq, "sockets %u\n", on->nsocks);
-	list_for_each_entry(osk, &on->socks, net_node)
-		seq_printf(seq, "sock ino %lu uid %u\n", sock_i_ino(&osk->sk),
+	seq_printf(seq, "sockets %u\nmembers %u\n", on->nsocks, on->nmembers);
+	optr_stats_show(seq, "net ", &st);
+	list_for_each_entry(osk, &on->socks, net_node) {
+		struct optr_comm *comm = READ_ONCE(osk->comm);
+
+		seq_printf(seq, "sock ino %lu uid %u", sock_i_ino(&osk->sk),
 			   from_kuid_munged(seq_user_ns(seq),
 					    sock_i_uid(&osk->sk)));
+		if (comm)
+			seq_printf(seq, " comm %u rank %u nranks %u rounds %u completions %u",
+				   comm->id, comm->rank, comm->nranks,
+				   READ_ONCE(osk->nrounds),
+				   READ_ONCE(osk->ncompl));
+		seq_putc(seq, '\n');
+	}
 	mutex_unlock(&on->lock);
 	return 0;
 }
@@ -60,6 +80,8 @@ static int __net_init optr_net_init(struct net *net)
 	on->net = net;
 	mutex_init(&on->lock);
 	INIT_LIST_HEAD(&on->socks);
+	INIT_LIST_HEAD(&on->groups);
+	hash_init(on->members);
 
 	if (!proc_create_net_single("optireduce", 0444, net->proc_net,
 				    optr_proc_show, NULL))
@@ -72,7 +94,9 @@ static void __net_exit optr_net_exit(struct net *net)
 	struct optr_net *on = optr_net(net);
 
 	remove_proc_entry("optireduce", net->proc_net);
-	WARN_ON_ONCE(!list_empty(&on->socks));
+	mutex_lock(&on->lock);
+	WARN_ON_ONCE(!list_empty(&on->socks) || on->nmembers || on->udp);
+	mutex_unlock(&on->lock);
 	mutex_destroy(&on->lock);
 }
 

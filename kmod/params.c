@@ -125,7 +125,7 @@ static const struct kernel_param_ops optr_tunable_ops = {
 	.get = optr_tunable_show,
 };
 
-OPTR_TUNABLE(deadline_min_us, 1000, 100, 60000000,
+OPTR_TUNABLE(deadline_min_us, 10000, 100, 60000000,
 	     "Lower bound of an adaptive round deadline, microseconds");
 OPTR_TUNABLE(deadline_max_us, 2000000, 1000, 60000000,
 	     "Upper bound of an adaptive round deadline, and the deadline before any round completed, microseconds");

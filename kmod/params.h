@@ -17,6 +17,9 @@ struct optr_tunable {
 	unsigned int max;
 };
 
+/* No deadline or send timeout may exceed a minute. */
+#define OPTR_DEADLINE_LIMIT_US	60000000U
+
 /* Load-time identity of the family, published read-only in sysfs. */
 extern int optr_family;
 extern int optr_sol;

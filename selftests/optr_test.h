@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/optireduce.h>
+#include <linux/types.h>
 
 /* Read one integer parameter of the loaded module; -1 if absent. */
 static inline long optr_param(const char *name)
@@ -56,5 +57,30 @@ static inline long optr_proc_sockets(void)
 	fclose(f);
 	return n;
 }
+
+/*
+ * The wire header, written out independently of kmod/wire.h so that a test
+ * that injects packets checks the documented format, not the code's idea
+ * of it (Documentation/wire-format.md).
+ */
+struct optr_test_wire_hdr {
+	__u8 version;
+	__u8 flags;
+	__be16 src;
+	__be16 dst;
+	__be16 reserved;
+	__be32 comm;
+	__be32 round;
+	__be32 msg;
+	__be32 offset;
+	__be32 total;
+	__be32 hint_us;
+	__be32 feedback;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct optr_test_wire_hdr) == 36, "wire header size");
+
+#define OPTR_TEST_WIRE_LAST	0x01
+#define OPTR_TEST_WIRE_MCAST	0x02
 
 #endif /* _OPTR_TEST_H */

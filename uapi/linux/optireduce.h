@@ -11,15 +11,65 @@
  *   below are only what the module picks when loaded without parameters and
  *   must not be compiled into callers as the live value.
  *
- * Sockets
- *   socket(family, SOCK_DGRAM, 0). Other types fail with ESOCKTNOSUPPORT,
- *   a non-zero protocol with EPROTONOSUPPORT.
+ * Model
+ *   socket(family, SOCK_DGRAM, 0), then OPTIREDUCE_JOIN a communicator: an
+ *   id shared by all its members, this socket's rank, and every rank's IP
+ *   address. Several ranks may share an address (one host, many ranks):
+ *   packets carry the destination rank. All members of a namespace share
+ *   one UDP port (module parameter "port").
+ *
+ *   Data moves in rounds, named by a __u32 that must increase (serial
+ *   number arithmetic) with every round a socket opens. A receiver posts,
+ *   ahead of time, where each expected message lands: (round, source rank,
+ *   message id, buffer). The first post of a round opens it and starts its
+ *   deadline timer. Arriving fragments are copied straight into the posted
+ *   buffer (its pages are pinned while posted: one copy, from the packet to
+ *   the buffer, in softirq context). A posted message completes when every
+ *   byte arrived, when its round's deadline passes, when the round ends
+ *   early (every sender's last fragment seen, then the round idle for a
+ *   fraction of the estimate) or when the round is cancelled. Each
+ *   completion is queued to the socket and read with recvmsg().
+ *
+ *   Senders need no round state: a message goes to one rank or to all
+ *   peers (one multicast datagram per fragment when the communicator has a
+ *   group, else one copy per peer), and is never retransmitted.
  *
  * Socket options (level = value of "sol")
- *   OPTIREDUCE_ABI_VERSION   get, __u32: OPTIREDUCE_ABI for this module.
+ *   OPTIREDUCE_ABI_VERSION   get    __u32: OPTIREDUCE_ABI.
+ *   OPTIREDUCE_JOIN          set    struct optireduce_join followed by
+ *                                   nranks struct optireduce_addr (the peer
+ *                                   table, indexed by rank). Once per socket.
+ *                           get    the same, as joined.
+ *   OPTIREDUCE_PACE_MBPS     set/get __u32: send rate of this socket, Mbit/s;
+ *                                   0 = unpaced. Until set, the module
+ *                                   parameter pace_mbps applies.
+ *   OPTIREDUCE_STATS         get    struct optireduce_stats of this socket.
+ *   OPTIREDUCE_ESTIMATE      get    struct optireduce_estimate.
  *
- * Every option validates its length and contents; a wrong size or value is
- * EINVAL, an unknown option ENOPROTOOPT.
+ * Control messages of sendmsg() (cmsg_level = "sol"), exactly one per call:
+ *   OPTIREDUCE_CMSG_SEND     struct optireduce_send; the iovec is the data.
+ *   OPTIREDUCE_CMSG_POST     struct optireduce_post; the iovec (one entry)
+ *                            is the buffer to fill. Returns 0.
+ *   OPTIREDUCE_CMSG_CANCEL   struct optireduce_cancel: complete every
+ *                            pending post of a round as CANCELLED.
+ *
+ * recvmsg() fills the buffer with as many completion records as fit, each
+ * a struct optireduce_completion followed by nranges struct optireduce_range
+ * (the missing byte ranges, ascending); rec_len walks from one record to the
+ * next. When not even the first record's ranges fit, as many ranges as fit
+ * are returned, OPTIREDUCE_COMPL_TRUNC is set in its flags and MSG_TRUNC in
+ * msg_flags; nmissing always counts them all. MSG_DONTWAIT and O_NONBLOCK
+ * are honoured; poll/epoll/io_uring see POLLIN while a completion is queued.
+ *
+ * Every option and control message validates its size and contents: a wrong
+ * size, rank, length, offset, flag or type is EINVAL; an unknown option is
+ * ENOPROTOOPT. Other errors: EISCONN (joined twice), ENOTCONN (not joined),
+ * EEXIST (a post for the same round/source/message is pending), ESTALE (the
+ * round is older than one this socket already opened), ENOENT (cancel of a
+ * round that is not open), ENOBUFS (max_rounds open), EMSGSIZE (message
+ * longer than OPTIREDUCE_MAX_MSG), EADDRINUSE (that communicator and rank
+ * already joined in this namespace), ETIMEDOUT (a send reached its timeout
+ * before every fragment left: tx_dropped counts those that did not).
  */
 #ifndef _UAPI_LINUX_OPTIREDUCE_H
 #define _UAPI_LINUX_OPTIREDUCE_H
@@ -27,7 +77,7 @@
 #include <linux/types.h>
 
 /* Bumped on any incompatible change of this header. */
-#define OPTIREDUCE_ABI			1
+#define OPTIREDUCE_ABI			2
 
 #define OPTIREDUCE_SYSFS_PARAMS		"/sys/module/optireduce/parameters/"
 #define OPTIREDUCE_SYSFS_FAMILY		OPTIREDUCE_SYSFS_PARAMS "family"
@@ -41,9 +91,152 @@
 /* UDP port of the transport; module parameter "port". */
 #define OPTIREDUCE_PORT_DEFAULT		18515
 
+#define OPTIREDUCE_MAX_RANKS		1024
+/* Largest message: offsets and lengths on the wire are 32-bit. */
+#define OPTIREDUCE_MAX_MSG		0x7fffffffU
+/* Destination "every peer" of struct optireduce_send. */
+#define OPTIREDUCE_DST_ALL		0xffffffffU
+
 /* Socket options, level "sol". */
 enum {
 	OPTIREDUCE_ABI_VERSION = 1,
+	OPTIREDUCE_JOIN,
+	OPTIREDUCE_PACE_MBPS,
+	OPTIREDUCE_STATS,
+	OPTIREDUCE_ESTIMATE,
+};
+
+/* Control message types, level "sol". */
+enum {
+	OPTIREDUCE_CMSG_SEND = 1,
+	OPTIREDUCE_CMSG_POST,
+	OPTIREDUCE_CMSG_CANCEL,
+};
+
+/* An IPv4 address of a rank or a multicast group (IPv6 is not yet carried:
+ * family must be AF_INET).
+ */
+struct optireduce_addr {
+	__u16 family;		/* AF_INET */
+	__u16 reserved;		/* 0 */
+	__u32 ifindex;		/* multicast group: interface; peers: 0 */
+	__u8 addr[16];		/* IPv4 in the first 4 bytes, network order */
+};
+
+/* OPTIREDUCE_JOIN; followed by nranks struct optireduce_addr. */
+struct optireduce_join {
+	__u32 comm;		/* communicator id, shared by all members */
+	__u32 rank;		/* this socket's rank, < nranks */
+	__u32 nranks;		/* 2 .. OPTIREDUCE_MAX_RANKS */
+	__u32 flags;		/* OPTIREDUCE_JOIN_* */
+	struct optireduce_addr group;	/* with OPTIREDUCE_JOIN_MCAST */
+	__u32 mcast_ttl;	/* with OPTIREDUCE_JOIN_MCAST; 0 means 1 */
+	__u32 reserved;		/* 0 */
+};
+
+#define OPTIREDUCE_JOIN_MCAST		0x1U
+
+/* OPTIREDUCE_CMSG_SEND */
+struct optireduce_send {
+	__u32 round;
+	__u32 msg;		/* message id, chosen by the application */
+	__u32 dst;		/* a rank, or OPTIREDUCE_DST_ALL */
+	__u32 flags;		/* 0 */
+	/* A paced send stops once this much time passed (0: the socket's
+	 * deadline estimate) and reports what it sent; never blocks longer.
+	 */
+	__u32 timeout_us;
+	__u32 reserved;		/* 0 */
+};
+
+/* OPTIREDUCE_CMSG_POST */
+struct optireduce_post {
+	__u32 round;
+	__u32 msg;
+	__u32 src;		/* the sending rank */
+	__u32 flags;		/* OPTIREDUCE_POST_* */
+	/* Used when this post opens its round: the round's deadline from
+	 * now; 0 = adaptive (OPTIREDUCE_ESTIMATE).
+	 */
+	__u32 deadline_us;
+	__u32 reserved;		/* 0 */
+	__u64 user_data;	/* echoed in the completion */
+};
+
+/* More posts of this round follow: it cannot end early before they come. */
+#define OPTIREDUCE_POST_MORE		0x1U
+
+/* OPTIREDUCE_CMSG_CANCEL */
+struct optireduce_cancel {
+	__u32 round;
+	__u32 reserved;		/* 0 */
+};
+
+enum optireduce_status {
+	OPTIREDUCE_COMPLETE = 0,	/* every byte arrived */
+	OPTIREDUCE_EXPIRED,		/* the round's deadline passed */
+	OPTIREDUCE_EARLY,		/* ended by the early timeout */
+	OPTIREDUCE_CANCELLED,		/* OPTIREDUCE_CMSG_CANCEL */
+};
+
+struct optireduce_range {
+	__u32 offset;
+	__u32 len;
+};
+
+struct optireduce_completion {
+	__u32 rec_len;		/* this record with its ranges, bytes */
+	__u32 status;		/* enum optireduce_status */
+	__u32 round;
+	__u32 msg;
+	__u32 src;
+	__u32 flags;		/* OPTIREDUCE_COMPL_* */
+	__u64 user_data;
+	__u32 len;		/* posted length */
+	__u32 received;		/* distinct bytes that arrived */
+	__u32 nmissing;		/* missing ranges, all of them */
+	__u32 nranges;		/* missing ranges in this record */
+	__u64 elapsed_ns;	/* from the round's opening */
+	struct optireduce_range ranges[];
+};
+
+/* The sender's last fragment arrived. */
+#define OPTIREDUCE_COMPL_LAST_SEEN	0x1U
+/* Not every missing range fitted: nranges < nmissing. */
+#define OPTIREDUCE_COMPL_TRUNC		0x2U
+
+/* Counters of a socket (OPTIREDUCE_STATS) and of a namespace
+ * (/proc/net/optireduce). Only ever grow.
+ */
+struct optireduce_stats {
+	__u64 rounds_opened;
+	__u64 rounds_completed;		/* every post complete */
+	__u64 rounds_expired;		/* at the deadline */
+	__u64 rounds_early;		/* by the early timeout */
+	__u64 rounds_cancelled;
+	__u64 tx_packets;
+	__u64 tx_bytes;			/* payload */
+	__u64 tx_dropped;		/* fragments a sender gave up on */
+	__u64 rx_packets;		/* placed in a posted buffer */
+	__u64 rx_bytes;			/* payload placed */
+	__u64 rx_duplicate;		/* fragments already received */
+	__u64 drop_malformed;
+	__u64 drop_unknown_comm;
+	__u64 drop_foreign_source;
+	__u64 drop_stale_round;
+	__u64 drop_no_post;
+	__u64 drop_out_of_bounds;
+	__u64 bytes_lost;		/* missing bytes of ended posts */
+	__u64 backlog_queued;		/* fragments held for a later post */
+	__u64 drop_nomem;		/* no memory to track or hold one */
+};
+
+/* OPTIREDUCE_ESTIMATE: the adaptive deadline as it stands. */
+struct optireduce_estimate {
+	__u32 deadline_us;	/* what the next adaptive round would get */
+	__u32 typical_us;	/* the percentile before the margin */
+	__u32 samples;		/* completion times it is based on */
+	__u32 reserved;
 };
 
 #endif /* _UAPI_LINUX_OPTIREDUCE_H */

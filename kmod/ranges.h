@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Byte-exact bookkeeping of what arrived of a message: a sorted array of
+ * disjoint, non-adjacent [start, end) spans. Fragments mostly arrive in
+ * order, which appends to or extends the last span in O(1); a reordered or
+ * duplicated fragment costs a binary search and at most one memmove.
+ */
+#ifndef _OPTR_RANGES_H
+#define _OPTR_RANGES_H
+
+#include <linux/gfp.h>
+#include <linux/types.h>
+
+struct optireduce_range;
+
+struct optr_span {
+	u32 start;
+	u32 end;
+};
+
+struct optr_ranges {
+	struct optr_span *v;
+	u32 n;
+	u32 cap;
+	u32 covered;		/* bytes in all spans */
+};
+
+int optr_ranges_init(struct optr_ranges *r, u32 cap, gfp_t gfp);
+void optr_ranges_free(struct optr_ranges *r);
+long optr_ranges_add(struct optr_ranges *r, u32 start, u32 end, gfp_t gfp);
+u32 optr_ranges_missing(const struct optr_ranges *r, u32 total,
+			struct optireduce_range *out, u32 max);
+
+#endif /* _OPTR_RANGES_H */

@@ -1,0 +1,669 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Rounds, posted buffers, the early-arrival backlog and completions.
+ *
+ * Data path: a fragment is copied once, from the skb into the pinned pages
+ * of the buffer userspace posted, under the socket's lock in softirq
+ * context. Nothing waits in kernel memory for a reader except fragments
+ * that came before their post (the backlog, bounded by backlog_kb).
+ *
+ * A round ends in softirq context (last byte, timer) or process context
+ * (cancel, close). Ending moves it to osk->dead_rounds, where its timer may
+ * still be armed; it is freed only in process context after
+ * hrtimer_cancel() (optr_rounds_reap), so the timer never sees freed memory.
+ * Ended posts wait on osk->completions, pages still pinned, until recvmsg
+ * hands them out: unpinning may sleep, so it happens there.
+ */
+
+#include <linux/highmem.h>
+#include <linux/jhash.h>
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/wait.h>
+
+#include "comm.h"
+#include "compat.h"
+#include "netns.h"
+#include "params.h"
+#include "round.h"
+#include "sock.h"
+#include "stats.h"
+#include "trace.h"
+
+/* Serial number arithmetic (RFC 1982) on round ids. */
+static bool optr_round_after(u32 a, u32 b)
+{
+	return (s32)(a - b) > 0;
+}
+
+static u32 optr_post_key(u32 round, u32 src, u32 msg)
+{
+	return jhash_3words(round, src, msg, 0);
+}
+
+static struct optr_round *optr_round_find(struct optr_sock *osk, u32 id)
+{
+	struct optr_round *r;
+
+	lockdep_assert_held(&osk->lock);
+	hash_for_each_possible(osk->rounds, r, hnode, id)
+		if (r->id == id)
+			return r;
+	return NULL;
+}
+
+static struct optr_post *optr_post_find(struct optr_sock *osk, u32 round,
+					u32 src, u32 msg)
+{
+	struct optr_post *p;
+
+	lockdep_assert_held(&osk->lock);
+	hash_for_each_possible(osk->posts, p, hnode,
+			       optr_post_key(round, src, msg))
+		if (p->round_id == round && p->src == src && p->msg == msg)
+			return p;
+	return NULL;
+}
+
+/* The adaptive deadline of this socket under the current tunables. */
+u32 optr_sock_deadline_us(struct optr_sock *osk, u32 *typical_us)
+{
+	struct optr_est_rule rule = {
+		.pctl = optr_tunable_get(&optr_deadline_pctl),
+		.margin_pct = optr_tunable_get(&optr_deadline_margin_pct),
+		.min_us = optr_tunable_get(&optr_deadline_min_us),
+		.max_us = optr_tunable_get(&optr_deadline_max_us),
+	};
+
+	lockdep_assert_held(&osk->lock);
+	/* The two bounds are written separately; a reader may see a new min
+	 * with an old max for a moment.
+	 */
+	rule.max_us = max(rule.max_us, rule.min_us);
+	return optr_est_deadline(&osk->est, &rule, typical_us);
+}
+
+static void optr_post_free(struct optr_post *p)
+{
+	if (p->npages)
+		unpin_user_pages_dirty_lock(p->pages, p->npages, true);
+	kvfree(p->pages);
+	optr_ranges_free(&p->got);
+	kfree(p);
+}
+
+/* Copy @len bytes at @dataoff of @skb to offset @off of the posted buffer. */
+static int optr_post_copy(struct optr_post *p, const struct sk_buff *skb,
+			  u32 dataoff, u32 off, u32 len)
+{
+	u64 pos = (u64)p->pgoff + off;
+
+	while (len) {
+		struct page *page = p->pages[pos >> PAGE_SHIFT];
+		unsigned int poff = offset_in_page(pos);
+		unsigned int n = min_t(u32, len, PAGE_SIZE - poff);
+		void *addr = kmap_local_page(page);
+		int err = skb_copy_bits(skb, dataoff, addr + poff, n);
+
+		kunmap_local(addr);
+		if (err)
+			return err;
+		flush_dcache_page(page);
+		pos += n;
+		dataoff += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void optr_post_end(struct optr_sock *osk, struct optr_post *p,
+			  enum optireduce_status status, ktime_t now)
+{
+	struct optr_round *r = p->round;
+
+	lockdep_assert_held(&osk->lock);
+	p->done = true;
+	p->status = status;
+	p->elapsed_ns = ktime_to_ns(ktime_sub(now, r->opened));
+	list_move_tail(&p->node, &osk->completions);
+	WRITE_ONCE(osk->ncompl, osk->ncompl + 1);
+	r->pending--;
+	if (!p->last_seen)
+		r->last_pending--;
+	p->round = NULL;
+	if (p->got.covered < p->len)
+		optr_stat_sock(osk, OPTR_STAT_BYTES_LOST,
+			       p->len - p->got.covered);
+}
+
+/*
+ * End a round: every pending post completes with @status, the round leaves
+ * the lookup table, and its duration becomes a sample of the estimator
+ * (an expired round counts as its deadline, so estimates can grow).
+ */
+void optr_round_end(struct optr_round *r, enum optireduce_status status)
+{
+	struct optr_sock *osk = r->osk;
+	struct optr_post *p, *tmp;
+	ktime_t now = ktime_get(), end = now;
+	enum optr_stat stat;
+
+	lockdep_assert_held(&osk->lock);
+	list_for_each_entry_safe(p, tmp, &r->posts, node)
+		optr_post_end(osk, p, status, now);
+	r->ended = true;
+	hash_del(&r->hnode);
+	osk->nrounds--;
+	list_add_tail(&r->node, &osk->dead_rounds);
+
+	switch (status) {
+	case OPTIREDUCE_COMPLETE:
+		stat = OPTR_STAT_ROUNDS_COMPLETED;
+		break;
+	case OPTIREDUCE_EXPIRED:
+		stat = OPTR_STAT_ROUNDS_EXPIRED;
+		end = r->deadline;
+		break;
+	case OPTIREDUCE_EARLY:
+		stat = OPTR_STAT_ROUNDS_EARLY;
+		end = r->last_rx;
+		break;
+	default:
+		stat = OPTR_STAT_ROUNDS_CANCELLED;
+		break;
+	}
+	optr_stat_sock(osk, stat, 1);
+	if (status != OPTIREDUCE_CANCELLED) {
+		u64 us = ktime_to_us(ktime_sub(end, r->opened));
+
+		optr_est_add(&osk->est, min_t(u64, max_t(u64, us, 1), U32_MAX));
+	}
+	trace_optireduce_round_end(osk->comm->id, osk->comm->rank, r->id,
+				   status,
+				   ktime_to_us(ktime_sub(now, r->opened)));
+}
+
+/*
+ * Place one fragment into its post. Returns true when that queued a
+ * completion (the caller wakes the reader after dropping the lock).
+ */
+static bool optr_place(struct optr_sock *osk, struct optr_post *p,
+		       const struct sk_buff *skb, u32 dataoff,
+		       const struct optr_frag *f)
+{
+	struct optr_round *r = p->round;
+	long added;
+
+	lockdep_assert_held(&osk->lock);
+	if (p->done) {
+		optr_drop(osk->on, osk, OPTR_STAT_DROP_STALE_ROUND, f);
+		return false;
+	}
+	if (f->total != p->len) {
+		optr_drop(osk->on, osk, OPTR_STAT_DROP_OUT_OF_BOUNDS, f);
+		return false;
+	}
+	/* Copy before recording: bytes are only ever reported received once
+	 * they are in the buffer.
+	 */
+	if (optr_post_copy(p, skb, dataoff, f->offset, f->len)) {
+		optr_drop(osk->on, osk, OPTR_STAT_DROP_MALFORMED, f);
+		return false;
+	}
+	added = optr_ranges_add(&p->got, f->offset, f->offset + f->len,
+				GFP_ATOMIC);
+	if (added < 0) {
+		optr_drop(osk->on, osk, OPTR_STAT_DROP_NOMEM, f);
+		return false;
+	}
+	r->last_rx = ktime_get();
+	if (!added) {
+		optr_stat_sock(osk, OPTR_STAT_RX_DUPLICATE, 1);
+		return false;
+	}
+	optr_stat_sock(osk, OPTR_STAT_RX_PACKETS, 1);
+	optr_stat_sock(osk, OPTR_STAT_RX_BYTES, added);
+	if ((f->flags & OPTR_WIRE_LAST) && !p->last_seen) {
+		p->last_seen = true;
+		r->last_pending--;
+	}
+	if (p->got.covered == p->len) {
+		optr_post_end(osk, p, OPTIREDUCE_COMPLETE, r->last_rx);
+		if (!r->pending && r->sealed)
+			optr_round_end(r, OPTIREDUCE_COMPLETE);
+		return true;
+	}
+	optr_round_maybe_arm_early(r);
+	return false;
+}
+
+static void optr_backlog_unlink(struct optr_sock *osk, struct sk_buff *skb)
+{
+	__skb_unlink(skb, &osk->backlog);
+	osk->backlog_bytes -= skb->truesize;
+}
+
+/*
+ * Hand held fragments to a new post @p (may be NULL), and drop those that
+ * can no longer be placed: their round went stale, or it is sealed and has
+ * no post for them. Returns true if a completion was queued.
+ */
+static bool optr_backlog_drain(struct optr_sock *osk, struct optr_post *p)
+{
+	struct sk_buff *skb, *tmp;
+	bool woke = false;
+
+	lockdep_assert_held(&osk->lock);
+	skb_queue_walk_safe(&osk->backlog, skb, tmp) {
+		struct optr_skb_cb *cb = optr_skb_cb(skb);
+		const struct optr_frag *f = &cb->f;
+		struct optr_round *r;
+
+		if (p && f->round == p->round_id && f->src == p->src &&
+		    f->msg == p->msg) {
+			optr_backlog_unlink(osk, skb);
+			woke |= optr_place(osk, p, skb, cb->dataoff, f);
+			consume_skb(skb);
+			continue;
+		}
+		r = optr_round_find(osk, f->round);
+		if (!r && !optr_round_after(f->round, osk->newest_round)) {
+			optr_backlog_unlink(osk, skb);
+			optr_drop(osk->on, osk, OPTR_STAT_DROP_STALE_ROUND, f);
+			kfree_skb(skb);
+		} else if (r && r->sealed &&
+			   !optr_post_find(osk, f->round, f->src, f->msg)) {
+			optr_backlog_unlink(osk, skb);
+			optr_drop(osk->on, osk, OPTR_STAT_DROP_NO_POST, f);
+			kfree_skb(skb);
+		}
+	}
+	return woke;
+}
+
+/*
+ * The receive path's entry, socket lock held: place the fragment, or hold
+ * it for a post that has not come yet, or drop it. Returns true when a
+ * completion was queued.
+ */
+bool optr_deliver(struct optr_sock *osk, struct sk_buff *skb, u32 dataoff,
+		  const struct optr_frag *f)
+{
+	struct optr_post *p;
+	struct optr_round *r;
+	struct sk_buff *clone;
+	u32 limit;
+
+	lockdep_assert_held(&osk->lock);
+	p = optr_post_find(osk, f->round, f->src, f->msg);
+	if (p)
+		return optr_place(osk, p, skb, dataoff, f);
+
+	r = optr_round_find(osk, f->round);
+	if (r && r->sealed) {
+		optr_drop(osk->on, osk, OPTR_STAT_DROP_NO_POST, f);
+		return false;
+	}
+	if (!r && osk->opened_any &&
+	    !optr_round_after(f->round, osk->newest_round)) {
+		optr_drop(osk->on, osk, OPTR_STAT_DROP_STALE_ROUND, f);
+		return false;
+	}
+
+	/* A peer is ahead of us: keep the fragment until the post. */
+	limit = optr_tunable_get(&optr_backlog_kb) * 1024;
+	if (osk->backlog_bytes + skb->truesize > limit) {
+		optr_drop(osk->on, osk, OPTR_STAT_DROP_NO_POST, f);
+		return false;
+	}
+	clone = skb_clone(skb, GFP_ATOMIC);
+	if (!clone) {
+		optr_drop(osk->on, osk, OPTR_STAT_DROP_NOMEM, f);
+		return false;
+	}
+	optr_skb_cb(clone)->f = *f;
+	optr_skb_cb(clone)->dataoff = dataoff;
+	__skb_queue_tail(&osk->backlog, clone);
+	osk->backlog_bytes += clone->truesize;
+	optr_stat_sock(osk, OPTR_STAT_BACKLOG_QUEUED, 1);
+	return false;
+}
+
+static void optr_round_open(struct optr_sock *osk, struct optr_round *r,
+			    u32 id, u32 deadline_us)
+{
+	u32 typical, d = optr_sock_deadline_us(osk, &typical);
+
+	lockdep_assert_held(&osk->lock);
+	if (deadline_us) {
+		d = deadline_us;
+		typical = min(typical, d);
+	}
+	INIT_LIST_HEAD(&r->posts);
+	r->osk = osk;
+	r->id = id;
+	r->opened = ktime_get();
+	r->deadline = ktime_add_us(r->opened, d);
+	r->last_rx = r->opened;
+	/* The idle window scales with the typical round, but never below
+	 * the same share of the deadline floor: a round of a few hundred
+	 * microseconds must not end on a scheduling hiccup.
+	 */
+	typical = max(typical, optr_tunable_get(&optr_deadline_min_us));
+	r->idle_ns = div_u64((u64)typical * NSEC_PER_USEC *
+			     optr_tunable_get(&optr_early_idle_pct), 100);
+	optr_round_timer_init(r);
+	hash_add(osk->rounds, &r->hnode, id);
+	osk->nrounds++;
+	osk->newest_round = id;
+	osk->opened_any = true;
+	optr_stat_sock(osk, OPTR_STAT_ROUNDS_OPENED, 1);
+	trace_optireduce_round_open(osk->comm->id, osk->comm->rank, id, d);
+	optr_round_timer_arm(r, r->deadline);
+}
+
+/* Pin the user buffer the iterator describes (one segment, writable). */
+static int optr_post_pin(struct optr_post *p, struct iov_iter *iter)
+{
+	unsigned long uaddr = optr_iter_single_uaddr(iter);
+	unsigned int npages;
+	int pinned;
+
+	if (!uaddr)
+		return -EINVAL;
+	p->pgoff = offset_in_page(uaddr);
+	npages = DIV_ROUND_UP((u64)p->pgoff + p->len, PAGE_SIZE);
+	p->pages = kvmalloc_array(npages, sizeof(*p->pages), GFP_KERNEL);
+	if (!p->pages)
+		return -ENOMEM;
+	pinned = pin_user_pages_fast(uaddr & PAGE_MASK, npages, FOLL_WRITE,
+				     p->pages);
+	if (pinned != npages) {
+		if (pinned > 0)
+			unpin_user_pages(p->pages, pinned);
+		return pinned < 0 ? pinned : -EFAULT;
+	}
+	p->npages = npages;
+	return 0;
+}
+
+int optr_post(struct optr_sock *osk, const struct optireduce_post *req,
+	      struct iov_iter *iter)
+{
+	struct optr_comm *comm = READ_ONCE(osk->comm);
+	struct optr_round *fresh = NULL, *r;
+	struct optr_post *p;
+	size_t len = iov_iter_count(iter);
+	bool woke;
+	int err;
+
+	if (!comm)
+		return -ENOTCONN;
+	if ((req->flags & ~OPTIREDUCE_POST_MORE) || req->reserved ||
+	    req->src >= comm->nranks || req->src == comm->rank ||
+	    req->deadline_us > OPTR_DEADLINE_LIMIT_US || !len)
+		return -EINVAL;
+	if (len > OPTIREDUCE_MAX_MSG)
+		return -EMSGSIZE;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	p->round_id = req->round;
+	p->src = req->src;
+	p->msg = req->msg;
+	p->user_data = req->user_data;
+	p->len = len;
+	err = optr_ranges_init(&p->got, 4, GFP_KERNEL);
+	if (err)
+		goto err_free;
+	err = optr_post_pin(p, iter);
+	if (err)
+		goto err_free;
+	/* Allocated ahead: opening a round happens under the spinlock. */
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
+	if (!fresh) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+
+	optr_rounds_reap(osk);
+	spin_lock_bh(&osk->lock);
+	r = optr_round_find(osk, req->round);
+	if (!r) {
+		if (osk->opened_any &&
+		    !optr_round_after(req->round, osk->newest_round)) {
+			err = -ESTALE;
+			goto err_unlock;
+		}
+		if (osk->nrounds >= optr_tunable_get(&optr_max_rounds)) {
+			err = -ENOBUFS;
+			goto err_unlock;
+		}
+		r = fresh;
+		fresh = NULL;
+		optr_round_open(osk, r, req->round, req->deadline_us);
+	} else if (r->sealed) {
+		err = -EINVAL;
+		goto err_unlock;
+	} else if (optr_post_find(osk, req->round, req->src, req->msg)) {
+		err = -EEXIST;
+		goto err_unlock;
+	}
+
+	hash_add(osk->posts, &p->hnode,
+		 optr_post_key(req->round, req->src, req->msg));
+	list_add_tail(&p->node, &r->posts);
+	p->round = r;
+	r->pending++;
+	r->last_pending++;
+	if (!(req->flags & OPTIREDUCE_POST_MORE))
+		r->sealed = true;
+	woke = optr_backlog_drain(osk, p);
+	if (!r->ended)
+		optr_round_maybe_arm_early(r);
+	spin_unlock_bh(&osk->lock);
+
+	kfree(fresh);
+	if (woke)
+		osk->sk.sk_data_ready(&osk->sk);
+	return 0;
+
+err_unlock:
+	spin_unlock_bh(&osk->lock);
+err_free:
+	kfree(fresh);
+	optr_post_free(p);
+	return err;
+}
+
+int optr_cancel(struct optr_sock *osk, const struct optireduce_cancel *c)
+{
+	struct optr_round *r;
+
+	if (c->reserved)
+		return -EINVAL;
+	if (!READ_ONCE(osk->comm))
+		return -ENOTCONN;
+	spin_lock_bh(&osk->lock);
+	r = optr_round_find(osk, c->round);
+	if (r) {
+		optr_round_end(r, OPTIREDUCE_CANCELLED);
+		optr_backlog_drain(osk, NULL);
+	}
+	spin_unlock_bh(&osk->lock);
+	if (!r)
+		return -ENOENT;
+	osk->sk.sk_data_ready(&osk->sk);
+	return 0;
+}
+
+/* Free ended rounds; process context, no lock held. */
+void optr_rounds_reap(struct optr_sock *osk)
+{
+	struct optr_round *r, *tmp;
+	LIST_HEAD(dead);
+
+	might_sleep();
+	spin_lock_bh(&osk->lock);
+	list_splice_init(&osk->dead_rounds, &dead);
+	spin_unlock_bh(&osk->lock);
+	list_for_each_entry_safe(r, tmp, &dead, node) {
+		hrtimer_cancel(&r->timer);
+		kfree(r);
+	}
+}
+
+/* The socket is closing: end every round, free every post and fragment. */
+void optr_rounds_release(struct optr_sock *osk)
+{
+	struct optr_round *r;
+	struct optr_post *p, *ptmp;
+	struct hlist_node *tmp;
+	LIST_HEAD(posts);
+	int bkt;
+
+	spin_lock_bh(&osk->lock);
+	osk->dead = true;
+	hash_for_each_safe(osk->rounds, bkt, tmp, r, hnode)
+		optr_round_end(r, OPTIREDUCE_CANCELLED);
+	list_splice_init(&osk->completions, &posts);
+	osk->ncompl = 0;
+	list_for_each_entry(p, &posts, node)
+		hash_del(&p->hnode);
+	__skb_queue_purge(&osk->backlog);
+	osk->backlog_bytes = 0;
+	spin_unlock_bh(&osk->lock);
+
+	optr_rounds_reap(osk);
+	list_for_each_entry_safe(p, ptmp, &posts, node)
+		optr_post_free(p);
+}
+
+/* Copy one ended post out as a completion record with @nr ranges. */
+static int optr_completion_copy(struct optr_post *p, u32 nmissing, u32 nr,
+				struct msghdr *msg)
+{
+	struct optireduce_completion c = {
+		.rec_len = sizeof(c) + nr * sizeof(struct optireduce_range),
+		.status = p->status,
+		.round = p->round_id,
+		.msg = p->msg,
+		.src = p->src,
+		.flags = (p->last_seen ? OPTIREDUCE_COMPL_LAST_SEEN : 0) |
+			 (nr < nmissing ? OPTIREDUCE_COMPL_TRUNC : 0),
+		.user_data = p->user_data,
+		.len = p->len,
+		.received = p->got.covered,
+		.nmissing = nmissing,
+		.nranges = nr,
+		.elapsed_ns = p->elapsed_ns,
+	};
+	struct optireduce_range *ranges = NULL;
+	int err = 0;
+
+	if (nr) {
+		ranges = kvmalloc_array(nr, sizeof(*ranges), GFP_KERNEL);
+		if (!ranges)
+			return -ENOMEM;
+		optr_ranges_missing(&p->got, p->len, ranges, nr);
+	}
+	if (copy_to_iter(&c, sizeof(c), &msg->msg_iter) != sizeof(c) ||
+	    (nr && copy_to_iter(ranges, nr * sizeof(*ranges), &msg->msg_iter) !=
+		   nr * sizeof(*ranges)))
+		err = -EFAULT;
+	kvfree(ranges);
+	return err;
+}
+
+static int optr_wait_completion(struct optr_sock *osk, long *timeo)
+{
+	long t;
+
+	if (READ_ONCE(osk->ncompl))
+		return 0;
+	if (!*timeo)
+		return -EAGAIN;
+	t = wait_event_interruptible_timeout(*sk_sleep(&osk->sk),
+					     READ_ONCE(osk->ncompl), *timeo);
+	if (t < 0)
+		return sock_intr_errno(*timeo);
+	if (!t)
+		return -EAGAIN;
+	*timeo = t;
+	return 0;
+}
+
+/*
+ * recvmsg: as many whole completion records as fit; the first one is
+ * truncated to fit rather than never delivered.
+ */
+int optr_recv_completions(struct optr_sock *osk, struct msghdr *msg,
+			  int flags)
+{
+	long timeo = sock_rcvtimeo(&osk->sk, flags & MSG_DONTWAIT);
+	size_t copied = 0;
+	int err;
+
+	if (flags & (MSG_OOB | MSG_PEEK | MSG_ERRQUEUE))
+		return -EOPNOTSUPP;
+	if (msg_data_left(msg) < sizeof(struct optireduce_completion))
+		return -EINVAL;
+
+	optr_rounds_reap(osk);
+	err = optr_wait_completion(osk, &timeo);
+	if (err)
+		return err;
+
+	for (;;) {
+		size_t room = msg_data_left(msg), need;
+		struct optr_post *p;
+		u32 nmissing, nr;
+
+		spin_lock_bh(&osk->lock);
+		p = list_first_entry_or_null(&osk->completions,
+					     struct optr_post, node);
+		if (!p) {
+			spin_unlock_bh(&osk->lock);
+			break;
+		}
+		nmissing = optr_ranges_missing(&p->got, p->len, NULL, 0);
+		need = sizeof(struct optireduce_completion) +
+		       (size_t)nmissing * sizeof(struct optireduce_range);
+		if (need > room && copied) {
+			spin_unlock_bh(&osk->lock);
+			break;
+		}
+		nr = need > room ? (room - sizeof(struct optireduce_completion)) /
+				   sizeof(struct optireduce_range) : nmissing;
+		list_del(&p->node);
+		hash_del(&p->hnode);
+		WRITE_ONCE(osk->ncompl, osk->ncompl - 1);
+		spin_unlock_bh(&osk->lock);
+
+		err = optr_completion_copy(p, nmissing, nr, msg);
+		if (err) {
+			/* Keep it for the next call rather than lose it. */
+			spin_lock_bh(&osk->lock);
+			list_add(&p->node, &osk->completions);
+			hash_add(osk->posts, &p->hnode,
+				 optr_post_key(p->round_id, p->src, p->msg));
+			WRITE_ONCE(osk->ncompl, osk->ncompl + 1);
+			spin_unlock_bh(&osk->lock);
+			break;
+		}
+		copied += sizeof(struct optireduce_completion) +
+			  nr * sizeof(struct optireduce_range);
+		optr_post_free(p);
+		if (nr < nmissing) {
+			msg->msg_flags |= MSG_TRUNC;
+			break;
+		}
+	}
+	if (copied)
+		return copied;
+	/* Another reader took what woke us. */
+	return err ? err : -EAGAIN;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Rounds, posted buffers and completions.
+ *
+ * A round is opened by its first post and ends when every post completed
+ * (the last one posted without OPTIREDUCE_POST_MORE), at its deadline, by
+ * the early timeout, by OPTIREDUCE_CMSG_CANCEL, or when the socket closes.
+ * Ending it completes every post still pending and queues the completions.
+ */
+#ifndef _OPTR_ROUND_H
+#define _OPTR_ROUND_H
+
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/skbuff.h>
+#include <linux/socket.h>
+#include <linux/types.h>
+#include <linux/uio.h>
+#include <uapi/linux/optireduce.h>
+
+#include "ranges.h"
+#include "wire.h"
+
+struct optr_sock;
+struct optr_round;
+
+struct optr_post {
+	struct hlist_node hnode;	/* osk->posts until read by recvmsg */
+	struct list_head node;		/* round->posts, then osk->completions */
+	struct optr_round *round;	/* NULL once ended */
+	u32 round_id;
+	u32 src;
+	u32 msg;
+	u64 user_data;
+	u32 len;
+	unsigned int pgoff;		/* of the buffer in pages[0] */
+	unsigned int npages;
+	struct page **pages;		/* pinned while posted */
+	struct optr_ranges got;
+	bool last_seen;
+	bool done;
+	u32 status;			/* enum optireduce_status, once done */
+	u64 elapsed_ns;
+};
+
+struct optr_round {
+	struct hlist_node hnode;	/* osk->rounds while open */
+	struct list_head node;		/* osk->dead_rounds once ended */
+	struct list_head posts;		/* pending posts */
+	struct optr_sock *osk;
+	struct hrtimer timer;
+	u32 id;
+	u32 pending;			/* posts not yet complete */
+	u32 last_pending;		/* posts whose LAST fragment is missing */
+	bool sealed;			/* a post without POST_MORE came */
+	bool early_armed;
+	bool ended;
+	ktime_t opened;
+	ktime_t deadline;
+	ktime_t last_rx;
+	u64 idle_ns;			/* early timeout window; 0 = off */
+};
+
+/* What the receive path stores in skb->cb for a backlogged fragment. */
+struct optr_skb_cb {
+	struct optr_frag f;
+	u32 dataoff;
+};
+
+static inline struct optr_skb_cb *optr_skb_cb(struct sk_buff *skb)
+{
+	return (struct optr_skb_cb *)skb->cb;
+}
+
+int optr_post(struct optr_sock *osk, const struct optireduce_post *p,
+	      struct iov_iter *iter);
+int optr_cancel(struct optr_sock *osk, const struct optireduce_cancel *c);
+int optr_recv_completions(struct optr_sock *osk, struct msghdr *msg,
+			  int flags);
+bool optr_deliver(struct optr_sock *osk, struct sk_buff *skb, u32 dataoff,
+		  const struct optr_frag *f);
+void optr_round_end(struct optr_round *r, enum optireduce_status status);
+void optr_rounds_release(struct optr_sock *osk);
+void optr_rounds_reap(struct optr_sock *osk);
+u32 optr_sock_deadline_us(struct optr_sock *osk, u32 *typical_us);
+
+/* timers.c */
+void optr_round_timer_init(struct optr_round *r);
+void optr_round_timer_arm(struct optr_round *r, ktime_t when);
+void optr_round_maybe_arm_early(struct optr_round *r);
+
+#endif /* _OPTR_ROUND_H */

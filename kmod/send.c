@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The send path: cut a message into fragments that fit the route's MTU and
+ * send each as one UDP datagram, to one rank, to every peer one copy each,
+ * or once to the communicator's multicast group. Nothing is retransmitted.
+ * Optional pacing spaces fragments to a rate; a send gives up at its
+ * deadline and counts what it did not send instead of blocking longer.
+ */
+
+#include <linux/ip.h>
+#include <linux/sched/signal.h>
+#include <linux/uio.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
+
+#include "comm.h"
+#include "netns.h"
+#include "params.h"
+#include "round.h"
+#include "send.h"
+#include "sock.h"
+#include "udp.h"
+#include "wire.h"
+
+/* Below this much pacing debt a sender keeps going: sleeping for a few
+ * microseconds costs more than it smooths.
+ */
+#define OPTR_PACE_SLACK_NS	(20 * NSEC_PER_USEC)
+#define OPTR_UDP_MAX_PAYLOAD	(65507 - sizeof(struct optr_wire_hdr))
+
+static u32 optr_pace_rate(struct optr_sock *osk)
+{
+	return osk->pace_set ? osk->pace_mbps :
+			       optr_tunable_get(&optr_pace_mbps);
+}
+
+/*
+ * Wait until a datagram of @wire_bytes may leave at the paced rate.
+ * -ETIMEDOUT when that would be after @deadline.
+ */
+static int optr_pace(struct optr_sock *osk, u32 wire_bytes, ktime_t deadline)
+{
+	u32 mbps = optr_pace_rate(osk);
+	ktime_t now, when;
+
+	lockdep_assert_held(&osk->tx_lock);
+	if (!mbps)
+		return 0;
+	now = ktime_get();
+	when = ktime_after(osk->next_tx, now) ? osk->next_tx : now;
+	if (ktime_after(when, deadline))
+		return -ETIMEDOUT;
+	/* bits / (Mbit/s) = microseconds; * 1000 for ns */
+	osk->next_tx = ktime_add_ns(when, div_u64((u64)wire_bytes * 8000, mbps));
+	if (ktime_to_ns(ktime_sub(when, now)) < OPTR_PACE_SLACK_NS)
+		return 0;
+	set_current_state(TASK_INTERRUPTIBLE);
+	schedule_hrtimeout_range(&when, OPTR_PACE_SLACK_NS / 2,
+				 HRTIMER_MODE_ABS);
+	return signal_pending(current) ? -EINTR : 0;
+}
+
+/* Send the whole message in @iter to one IPv4 destination. */
+static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
+			struct optr_frag *f, struct iov_iter *iter,
+			ktime_t deadline)
+{
+	const u32 ovh = sizeof(struct iphdr) + sizeof(struct udphdr) +
+			sizeof(struct optr_wire_hdr);
+	struct optr_net *on = osk->on;
+	struct sock *usk = on->udp->sk;
+	__be16 port = htons(optr_port);
+	u64 packets = 0, bytes = 0;
+	struct flowi4 fl4 = {};
+	u32 off = 0, maxp, hroom;
+	struct rtable *rt;
+	int err = 0;
+
+	fl4.daddr = daddr;
+	fl4.flowi4_oif = oif;
+	fl4.flowi4_proto = IPPROTO_UDP;
+	fl4.fl4_sport = port;
+	fl4.fl4_dport = port;
+	rt = ip_route_output_key(sock_net(usk), &fl4);
+	if (IS_ERR(rt)) {
+		err = PTR_ERR(rt);
+		maxp = 1400;
+		goto out;
+	}
+	if (dst_mtu(&rt->dst) <= ovh + 64) {
+		ip_rt_put(rt);
+		return -EMSGSIZE;
+	}
+	maxp = min_t(u32, dst_mtu(&rt->dst) - ovh, OPTR_UDP_MAX_PAYLOAD);
+	hroom = LL_RESERVED_SPACE(rt->dst.dev) + rt->dst.header_len +
+		sizeof(struct iphdr) + sizeof(struct udphdr);
+	if (!ttl)
+		ttl = ip4_dst_hoplimit(&rt->dst);
+
+	while (off < f->total) {
+		u32 n = min(maxp, f->total - off);
+		struct sk_buff *skb;
+
+		err = optr_pace(osk, ovh + n, deadline);
+		if (err)
+			break;
+		skb = optr_udp_alloc_skb(on, hroom + sizeof(struct optr_wire_hdr) + n,
+					 deadline, &err);
+		if (!skb)
+			break;
+		skb_reserve(skb, hroom);
+		f->offset = off;
+		f->flags = (f->flags & OPTR_WIRE_MCAST) |
+			   (off + n == f->total ? OPTR_WIRE_LAST : 0);
+		optr_wire_build(skb_put(skb, sizeof(struct optr_wire_hdr)), f);
+		if (!copy_from_iter_full(skb_put(skb, n), n, iter)) {
+			kfree_skb(skb);
+			err = -EFAULT;
+			break;
+		}
+		/* Each datagram takes its own reference on the route. The
+		 * tunnel transmit path expects softirqs off, as it has
+		 * under a device's ndo_start_xmit.
+		 */
+		dst_hold(&rt->dst);
+		local_bh_disable();
+		udp_tunnel_xmit_skb(rt, usk, skb, fl4.saddr, daddr, 0, ttl, 0,
+				    port, port, false, false);
+		local_bh_enable();
+		packets++;
+		bytes += n;
+		off += n;
+	}
+	ip_rt_put(rt);
+out:
+	spin_lock_bh(&osk->lock);
+	optr_stat_sock(osk, OPTR_STAT_TX_PACKETS, packets);
+	optr_stat_sock(osk, OPTR_STAT_TX_BYTES, bytes);
+	if (off < f->total)
+		optr_stat_sock(osk, OPTR_STAT_TX_DROPPED,
+			       DIV_ROUND_UP(f->total - off, maxp));
+	spin_unlock_bh(&osk->lock);
+	return err;
+}
+
+int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
+	      struct msghdr *msg)
+{
+	struct optr_comm *comm = READ_ONCE(osk->comm);
+	size_t len = msg_data_left(msg);
+	struct optr_frag f = {};
+	ktime_t deadline;
+	u32 timeout_us;
+	int err = 0;
+	u32 r;
+
+	if (!comm)
+		return -ENOTCONN;
+	if (req->flags || req->reserved || !len ||
+	    req->timeout_us > OPTR_DEADLINE_LIMIT_US ||
+	    (req->dst != OPTIREDUCE_DST_ALL &&
+	     (req->dst >= comm->nranks || req->dst == comm->rank)))
+		return -EINVAL;
+	if (len > OPTIREDUCE_MAX_MSG)
+		return -EMSGSIZE;
+
+	timeout_us = req->timeout_us;
+	if (!timeout_us) {
+		spin_lock_bh(&osk->lock);
+		timeout_us = optr_sock_deadline_us(osk, NULL);
+		spin_unlock_bh(&osk->lock);
+	}
+	deadline = ktime_add_us(ktime_get(), timeout_us);
+
+	f.comm = comm->id;
+	f.round = req->round;
+	f.msg = req->msg;
+	f.src = comm->rank;
+	f.total = len;
+	f.hint_us = timeout_us;
+
+	if (mutex_lock_interruptible(&osk->tx_lock))
+		return -EINTR;
+	if (req->dst == OPTIREDUCE_DST_ALL &&
+	    (comm->flags & OPTIREDUCE_JOIN_MCAST)) {
+		f.dst = OPTR_WIRE_DST_ALL;
+		f.flags = OPTR_WIRE_MCAST;
+		err = optr_send_to(osk, comm->group, comm->group_ifindex,
+				   comm->ttl, &f, &msg->msg_iter, deadline);
+	} else {
+		for (r = 0; r < comm->nranks; r++) {
+			int e;
+
+			if (r == comm->rank ||
+			    (req->dst != OPTIREDUCE_DST_ALL && r != req->dst))
+				continue;
+			f.dst = r;
+			e = optr_send_to(osk, comm->addr[r], 0, 0, &f,
+					 &msg->msg_iter, deadline);
+			/* The next peer gets the same bytes from the start. */
+			iov_iter_revert(&msg->msg_iter,
+					len - iov_iter_count(&msg->msg_iter));
+			/* A peer we cannot reach or time for does not stop
+			 * the others; a fault or a signal does.
+			 */
+			if (e && !err)
+				err = e;
+			if (e == -EFAULT || e == -EINTR)
+				break;
+		}
+	}
+	mutex_unlock(&osk->tx_lock);
+	return err ? err : len;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A socket of the family and what hangs off it.
+ *
+ * Locking
+ *   lock_sock(sk)     serialises OPTIREDUCE_JOIN against itself.
+ *   osk->tx_lock      (mutex) one sender at a time: pacing state.
+ *   osk->lock         (spinlock, BH) rounds, posts, completions, backlog,
+ *                     estimator, socket counters. Taken by the receive path
+ *                     (softirq) and the round timers (softirq), so process
+ *                     context takes it with spin_lock_bh().
+ *   on->lock          (mutex, netns.h) outranks osk->lock, never the reverse.
+ *
+ * Lifetime
+ *   The receive path finds a socket under RCU in its namespace's member
+ *   table; SOCK_RCU_FREE keeps the memory valid until readers are done and
+ *   osk->dead (set under osk->lock by release) turns them away.
+ *   comm is set once by JOIN before the socket enters the member table and
+ *   freed by the socket destructor.
+ *   A round is freed only in process context after hrtimer_cancel() (see
+ *   round.c), so a timer never runs on freed memory.
+ */
+#ifndef _OPTR_SOCK_H
+#define _OPTR_SOCK_H
+
+#include <linux/hashtable.h>
+#include <linux/ktime.h>
+#include <linux/mutex.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <net/sock.h>
+
+#include "estimate.h"
+#include "stats.h"
+
+struct optr_net;
+struct optr_comm;
+
+struct optr_sock {
+	struct sock sk;		/* must stay first: sk_alloc() sizes by proto */
+	struct optr_net *on;
+	struct list_head net_node;	/* on->socks, under on->lock */
+
+	struct optr_comm *comm;		/* NULL until joined */
+	struct hlist_node member_node;	/* on->members, RCU */
+
+	spinlock_t lock;		/* see "Locking" above */
+	bool dead;
+	DECLARE_HASHTABLE(rounds, 6);
+	DECLARE_HASHTABLE(posts, 8);
+	u32 nrounds;
+	u32 newest_round;		/* valid once opened_any */
+	bool opened_any;
+	struct list_head completions;	/* ended posts, oldest first */
+	u32 ncompl;
+	struct list_head dead_rounds;	/* ended, timer maybe still armed */
+	struct sk_buff_head backlog;	/* fragments waiting for a post */
+	u32 backlog_bytes;
+	struct optr_estimator est;
+	u64 stats[OPTR_NSTATS];
+
+	struct mutex tx_lock;		/* one sender at a time */
+	u32 pace_mbps;
+	bool pace_set;
+	ktime_t next_tx;
+};
+
+static inline struct optr_sock *optr_sk(const struct sock *sk)
+{
+	return container_of(sk, struct optr_sock, sk);
+}
+
+int optr_af_init(void);
+void optr_af_exit(void);
+
+#endif /* _OPTR_SOCK_H */

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suites for the module's pure logic: header parsing, received-range
+ * bookkeeping and the adaptive deadline rule. Built into optireduce.ko when
+ * the kernel has CONFIG_KUNIT (the debug kernel), and run at load time;
+ * results appear in dmesg as KTAP and in debugfs under kunit/.
+ */
+
+#include <kunit/test.h>
+#include <linux/slab.h>
+#include <uapi/linux/optireduce.h>
+
+#include "../estimate.h"
+#include "../ranges.h"
+#include "../wire.h"
+
+/* ---- wire ---- */
+
+static void optr_frag_fill(struct optr_frag *f, u32 off, u32 len, u32 total)
+{
+	*f = (struct optr_frag) {
+		.comm = 7, .round = 9, .msg = 3, .offset = off, .len = len,
+		.total = total, .src = 1, .dst = 2,
+		.flags = off + len == total ? OPTR_WIRE_LAST : 0,
+	};
+}
+
+static void wire_roundtrip(struct kunit *test)
+{
+	struct optr_wire_hdr h;
+	struct optr_frag f, g;
+
+	optr_frag_fill(&f, 100, 50, 150);
+	f.hint_us = 1234;
+	optr_wire_build(&h, &f);
+	KUNIT_ASSERT_EQ(test, OPTR_WIRE_OK,
+			optr_wire_parse(&h, sizeof(h) + 50, &g));
+	KUNIT_EXPECT_EQ(test, g.comm, 7U);
+	KUNIT_EXPECT_EQ(test, g.round, 9U);
+	KUNIT_EXPECT_EQ(test, g.msg, 3U);
+	KUNIT_EXPECT_EQ(test, g.offset, 100U);
+	KUNIT_EXPECT_EQ(test, g.len, 50U);
+	KUNIT_EXPECT_EQ(test, g.total, 150U);
+	KUNIT_EXPECT_EQ(test, g.hint_us, 1234U);
+	KUNIT_EXPECT_EQ(test, g.src, 1);
+	KUNIT_EXPECT_EQ(test, g.dst, 2);
+	KUNIT_EXPECT_EQ(test, g.flags, OPTR_WIRE_LAST);
+}
+
+static void wire_malformed(struct kunit *test)
+{
+	struct optr_wire_hdr h;
+	struct optr_frag f, g;
+
+	optr_frag_fill(&f, 0, 10, 20);
+	optr_wire_build(&h, &f);
+	/* No payload, or shorter than a header. */
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_MALFORMED,
+			optr_wire_parse(&h, sizeof(h), &g));
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_MALFORMED, optr_wire_parse(&h, 3, &g));
+	/* Version, unknown flags. */
+	h.version = 2;
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_MALFORMED,
+			optr_wire_parse(&h, sizeof(h) + 10, &g));
+	optr_wire_build(&h, &f);
+	h.flags = 0x80;
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_MALFORMED,
+			optr_wire_parse(&h, sizeof(h) + 10, &g));
+	/* LAST on a fragment that does not end the message, and missing
+	 * on one that does.
+	 */
+	f.flags = OPTR_WIRE_LAST;
+	optr_wire_build(&h, &f);
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_MALFORMED,
+			optr_wire_parse(&h, sizeof(h) + 10, &g));
+	optr_frag_fill(&f, 10, 10, 20);
+	f.flags = 0;
+	optr_wire_build(&h, &f);
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_MALFORMED,
+			optr_wire_parse(&h, sizeof(h) + 10, &g));
+	/* Zero total, ranks out of range, multicast flag vs destination. */
+	optr_frag_fill(&f, 0, 10, 10);
+	f.total = 0;
+	optr_wire_build(&h, &f);
+	KUNIT_EXPECT_NE(test, OPTR_WIRE_OK,
+			optr_wire_parse(&h, sizeof(h) + 10, &g));
+	optr_frag_fill(&f, 0, 10, 10);
+	f.src = OPTIREDUCE_MAX_RANKS;
+	optr_wire_build(&h, &f);
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_MALFORMED,
+			optr_wire_parse(&h, sizeof(h) + 10, &g));
+	optr_frag_fill(&f, 0, 10, 10);
+	f.dst = OPTR_WIRE_DST_ALL;
+	optr_wire_build(&h, &f);
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_MALFORMED,
+			optr_wire_parse(&h, sizeof(h) + 10, &g));
+	f.flags |= OPTR_WIRE_MCAST;
+	optr_wire_build(&h, &f);
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_OK,
+			optr_wire_parse(&h, sizeof(h) + 10, &g));
+}
+
+static void wire_bounds(struct kunit *test)
+{
+	struct optr_wire_hdr h;
+	struct optr_frag f, g;
+
+	/* Payload past the end of the message. */
+	optr_frag_fill(&f, 15, 10, 20);
+	optr_wire_build(&h, &f);
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_OUT_OF_BOUNDS,
+			optr_wire_parse(&h, sizeof(h) + 10, &g));
+	/* Offset at the end, and offset + len wrapping 32 bits. */
+	optr_frag_fill(&f, 20, 1, 20);
+	optr_wire_build(&h, &f);
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_OUT_OF_BOUNDS,
+			optr_wire_parse(&h, sizeof(h) + 1, &g));
+	optr_frag_fill(&f, 0xfffffff0U, 0x20, 0x7fffffff);
+	optr_wire_build(&h, &f);
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_OUT_OF_BOUNDS,
+			optr_wire_parse(&h, sizeof(h) + 0x20, &g));
+}
+
+/* ---- ranges ---- */
+
+static void ranges_check(struct kunit *test, struct optr_ranges *r, u32 total,
+			 const struct optireduce_range *want, u32 nwant)
+{
+	struct optireduce_range got[8];
+	u32 i, n = optr_ranges_missing(r, total, got, ARRAY_SIZE(got));
+
+	KUNIT_ASSERT_EQ(test, n, nwant);
+	for (i = 0; i < n && i < ARRAY_SIZE(got); i++) {
+		KUNIT_EXPECT_EQ(test, got[i].offset, want[i].offset);
+		KUNIT_EXPECT_EQ(test, got[i].len, want[i].len);
+	}
+}
+
+static void ranges_in_order(struct kunit *test)
+{
+	struct optr_ranges r;
+	u32 off;
+
+	KUNIT_ASSERT_EQ(test, 0, optr_ranges_init(&r, 1, GFP_KERNEL));
+	for (off = 0; off < 10000; off += 100)
+		KUNIT_EXPECT_EQ(test, 100L,
+				optr_ranges_add(&r, off, off + 100, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, r.n, 1U);
+	KUNIT_EXPECT_EQ(test, r.covered, 10000U);
+	ranges_check(test, &r, 10000, NULL, 0);
+	optr_ranges_free(&r);
+}
+
+static void ranges_holes_and_merges(struct kunit *test)
+{
+	static const struct optireduce_range holes[] = {
+		{ 0, 10 }, { 20, 10 }, { 40, 60 },
+	};
+	static const struct optireduce_range after[] = { { 0, 10 }, { 50, 50 } };
+	struct optr_ranges r;
+
+	KUNIT_ASSERT_EQ(test, 0, optr_ranges_init(&r, 1, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, 10L, optr_ranges_add(&r, 30, 40, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, 10L, optr_ranges_add(&r, 10, 20, GFP_KERNEL));
+	ranges_check(test, &r, 100, holes, ARRAY_SIZE(holes));
+	/* Fill the gap between the two spans and overlap both: 10 new. */
+	KUNIT_EXPECT_EQ(test, 10L, optr_ranges_add(&r, 15, 35, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, r.n, 1U);
+	/* Pure duplicate, then an adjacent extension. */
+	KUNIT_EXPECT_EQ(test, 0L, optr_ranges_add(&r, 12, 38, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, 10L, optr_ranges_add(&r, 40, 50, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, r.n, 1U);
+	KUNIT_EXPECT_EQ(test, r.covered, 40U);
+	ranges_check(test, &r, 100, after, ARRAY_SIZE(after));
+	/* Empty or inverted adds change nothing. */
+	KUNIT_EXPECT_EQ(test, 0L, optr_ranges_add(&r, 60, 60, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, 0L, optr_ranges_add(&r, 70, 60, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, r.covered, 40U);
+	optr_ranges_free(&r);
+}
+
+/* Random fragments against a byte map: covered and missing agree. */
+static void ranges_random(struct kunit *test)
+{
+	enum { TOTAL = 4096 };
+	struct optireduce_range *miss;
+	struct optr_ranges r;
+	u8 *map;
+	u32 i, n, bytes = 0, holes = 0;
+	u32 seed = 12345;
+
+	map = kunit_kzalloc(test, TOTAL, GFP_KERNEL);
+	miss = kunit_kcalloc(test, TOTAL, sizeof(*miss), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, map);
+	KUNIT_ASSERT_NOT_NULL(test, miss);
+	KUNIT_ASSERT_EQ(test, 0, optr_ranges_init(&r, 1, GFP_KERNEL));
+	for (i = 0; i < 300; i++) {
+		u32 s, l, b, fresh = 0;
+
+		seed = seed * 1103515245 + 12345;
+		s = (seed >> 8) % TOTAL;
+		seed = seed * 1103515245 + 12345;
+		l = 1 + (seed >> 8) % 64;
+		l = min(l, TOTAL - s);
+		for (b = s; b < s + l; b++) {
+			fresh += !map[b];
+			map[b] = 1;
+		}
+		KUNIT_EXPECT_EQ(test, (long)fresh,
+				optr_ranges_add(&r, s, s + l, GFP_KERNEL));
+	}
+	for (i = 0; i < TOTAL; i++) {
+		bytes += map[i];
+		holes += !map[i] && (i == 0 || map[i - 1]);
+	}
+	KUNIT_EXPECT_EQ(test, r.covered, bytes);
+	n = optr_ranges_missing(&r, TOTAL, miss, TOTAL);
+	KUNIT_EXPECT_EQ(test, n, holes);
+	for (i = 0; i < n && i < TOTAL; i++) {
+		u32 b;
+
+		for (b = miss[i].offset; b < miss[i].offset + miss[i].len; b++)
+			KUNIT_EXPECT_EQ(test, map[b], 0);
+	}
+	optr_ranges_free(&r);
+}
+
+/* ---- estimator ---- */
+
+static void estimate_rule(struct kunit *test)
+{
+	struct optr_est_rule rule = {
+		.pctl = 95, .margin_pct = 25, .min_us = 1000, .max_us = 2000000,
+	};
+	struct optr_estimator e = {};
+	u32 typical, i;
+
+	/* No samples: the upper bound, and it is also "typical". */
+	KUNIT_EXPECT_EQ(test, 2000000U, optr_est_deadline(&e, &rule, &typical));
+	KUNIT_EXPECT_EQ(test, 2000000U, typical);
+
+	/* 1..100 ms: p95 is 95 ms, plus 25%. */
+	for (i = 1; i <= 100; i++)
+		optr_est_add(&e, i * 1000);
+	KUNIT_EXPECT_EQ(test, e.n, (u32)OPTR_EST_SAMPLES);
+	/* Only the last 64 samples (37..100 ms) count: nearest rank 61. */
+	KUNIT_EXPECT_EQ(test, 97000U, optr_est_percentile(&e, 95));
+	KUNIT_EXPECT_EQ(test, 121250U, optr_est_deadline(&e, &rule, &typical));
+	KUNIT_EXPECT_EQ(test, 97000U, typical);
+
+	/* Clamped at both ends. */
+	rule.margin_pct = 1000;
+	rule.max_us = 500000;
+	KUNIT_EXPECT_EQ(test, 500000U, optr_est_deadline(&e, &rule, NULL));
+	memset(&e, 0, sizeof(e));
+	optr_est_add(&e, 10);
+	KUNIT_EXPECT_EQ(test, 1000U, optr_est_deadline(&e, &rule, NULL));
+	/* p100 of one sample is that sample; p50 of two the lower. */
+	optr_est_add(&e, 30);
+	KUNIT_EXPECT_EQ(test, 30U, optr_est_percentile(&e, 100));
+	KUNIT_EXPECT_EQ(test, 10U, optr_est_percentile(&e, 50));
+}
+
+static struct kunit_case optr_wire_cases[] = {
+	KUNIT_CASE(wire_roundtrip),
+	KUNIT_CASE(wire_malformed),
+	KUNIT_CASE(wire_bounds),
+	{}
+};
+
+static struct kunit_case optr_ranges_cases[] = {
+	KUNIT_CASE(ranges_in_order),
+	KUNIT_CASE(ranges_holes_and_merges),
+	KUNIT_CASE(ranges_random),
+	{}
+};
+
+static struct kunit_case optr_estimate_cases[] = {
+	KUNIT_CASE(estimate_rule),
+	{}
+};
+
+static struct kunit_suite optr_wire_suite = {
+	.name = "optireduce-wire",
+	.test_cases = optr_wire_cases,
+};
+
+static struct kunit_suite optr_ranges_suite = {
+	.name = "optireduce-ranges",
+	.test_cases = optr_ranges_cases,
+};
+
+static struct kunit_suite optr_estimate_suite = {
+	.name = "optireduce-estimate",
+	.test_cases = optr_estimate_cases,
+};
+
+kunit_test_suites(&optr_wire_suite, &optr_ranges_suite, &optr_estimate_suite);

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Round timers. Every timer of the module is here:
+ *
+ *   round->timer (hrtimer, CLOCK_MONOTONIC, absolute, softirq)
+ *     armed by:   optr_round_open() for the round's deadline;
+ *                 optr_round_maybe_arm_early() once every expected sender's
+ *                 last fragment arrived, for last_rx + idle window;
+ *                 its own callback, to re-arm for a later time.
+ *     does:       at the deadline, ends the round EXPIRED; when the round
+ *                 has been idle for the window after all last fragments,
+ *                 ends it EARLY; otherwise re-arms for the nearer of the two.
+ *     stopped by: optr_rounds_reap() (hrtimer_cancel, process context) before
+ *                 the round is freed. A callback that finds its round ended
+ *                 does nothing and does not re-arm.
+ *
+ * All arming happens with the socket's lock held, so the callback (which
+ * takes the lock) and the receive path agree on what is armed.
+ */
+
+#include <linux/hrtimer.h>
+
+#include "round.h"
+#include "sock.h"
+
+static enum hrtimer_restart optr_round_timer_fn(struct hrtimer *t)
+{
+	struct optr_round *r = container_of(t, struct optr_round, timer);
+	struct optr_sock *osk = r->osk;
+	ktime_t now = ktime_get();
+	bool woke = false;
+
+	spin_lock_bh(&osk->lock);
+	if (r->ended) {
+		/* Ended by its last byte, a cancel or close: nothing to do. */
+	} else if (ktime_compare(now, r->deadline) >= 0) {
+		optr_round_end(r, OPTIREDUCE_EXPIRED);
+		woke = true;
+	} else if (r->early_armed) {
+		ktime_t idle_end = ktime_add_ns(r->last_rx, r->idle_ns);
+
+		if (ktime_compare(now, idle_end) >= 0) {
+			optr_round_end(r, OPTIREDUCE_EARLY);
+			woke = true;
+		} else {
+			optr_round_timer_arm(r, ktime_before(idle_end, r->deadline) ?
+						idle_end : r->deadline);
+		}
+	} else {
+		optr_round_timer_arm(r, r->deadline);
+	}
+	spin_unlock_bh(&osk->lock);
+
+	if (woke)
+		osk->sk.sk_data_ready(&osk->sk);
+	return HRTIMER_NORESTART;
+}
+
+void optr_round_timer_init(struct optr_round *r)
+{
+	hrtimer_init(&r->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	r->timer.function = optr_round_timer_fn;
+}
+
+void optr_round_timer_arm(struct optr_round *r, ktime_t when)
+{
+	lockdep_assert_held(&r->osk->lock);
+	hrtimer_start(&r->timer, when, HRTIMER_MODE_ABS_SOFT);
+}
+
+/*
+ * Early timeout: once the round is sealed and every pending post has seen
+ * its sender's last fragment, the round need not wait for its deadline:
+ * what is still missing is lost, and the round ends after it has been idle
+ * for idle_ns. Called whenever that condition may have become true.
+ */
+void optr_round_maybe_arm_early(struct optr_round *r)
+{
+	ktime_t when;
+
+	lockdep_assert_held(&r->osk->lock);
+	if (r->early_armed || r->ended || !r->sealed || r->last_pending ||
+	    !r->pending || !r->idle_ns)
+		return;
+	r->early_armed = true;
+	when = ktime_add_ns(r->last_rx, r->idle_ns);
+	optr_round_timer_arm(r, ktime_before(when, r->deadline) ? when :
+					r->deadline);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Tracepoints: rounds opening and ending, and every dropped packet with its
+ * reason. perf trace -e 'optireduce:*' or tracefs events/optireduce/.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM optireduce
+
+#if !defined(_OPTR_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _OPTR_TRACE_H
+
+#include <linux/tracepoint.h>
+
+#include "stats.h"
+
+/* So that tools reading the event format can resolve the reasons. */
+TRACE_DEFINE_ENUM(OPTR_STAT_DROP_MALFORMED);
+TRACE_DEFINE_ENUM(OPTR_STAT_DROP_UNKNOWN_COMM);
+TRACE_DEFINE_ENUM(OPTR_STAT_DROP_FOREIGN_SOURCE);
+TRACE_DEFINE_ENUM(OPTR_STAT_DROP_STALE_ROUND);
+TRACE_DEFINE_ENUM(OPTR_STAT_DROP_NO_POST);
+TRACE_DEFINE_ENUM(OPTR_STAT_DROP_OUT_OF_BOUNDS);
+TRACE_DEFINE_ENUM(OPTR_STAT_DROP_NOMEM);
+
+TRACE_EVENT(optireduce_round_open,
+	TP_PROTO(u32 comm, u32 rank, u32 round, u32 deadline_us),
+	TP_ARGS(comm, rank, round, deadline_us),
+	TP_STRUCT__entry(
+		__field(u32, comm)
+		__field(u32, rank)
+		__field(u32, round)
+		__field(u32, deadline_us)
+	),
+	TP_fast_assign(
+		__entry->comm = comm;
+		__entry->rank = rank;
+		__entry->round = round;
+		__entry->deadline_us = deadline_us;
+	),
+	TP_printk("comm=%u rank=%u round=%u deadline_us=%u",
+		  __entry->comm, __entry->rank, __entry->round,
+		  __entry->deadline_us)
+);
+
+TRACE_EVENT(optireduce_round_end,
+	TP_PROTO(u32 comm, u32 rank, u32 round, u32 status, u64 elapsed_us),
+	TP_ARGS(comm, rank, round, status, elapsed_us),
+	TP_STRUCT__entry(
+		__field(u32, comm)
+		__field(u32, rank)
+		__field(u32, round)
+		__field(u32, status)
+		__field(u64, elapsed_us)
+	),
+	TP_fast_assign(
+		__entry->comm = comm;
+		__entry->rank = rank;
+		__entry->round = round;
+		__entry->status = status;
+		__entry->elapsed_us = elapsed_us;
+	),
+	TP_printk("comm=%u rank=%u round=%u status=%s elapsed_us=%llu",
+		  __entry->comm, __entry->rank, __entry->round,
+		  __print_symbolic(__entry->status,
+				   { 0, "complete" }, { 1, "expired" },
+				   { 2, "early" }, { 3, "cancelled" }),
+		  __entry->elapsed_us)
+);
+
+TRACE_EVENT(optireduce_drop,
+	TP_PROTO(int reason, u32 comm, u32 round, u32 src),
+	TP_ARGS(reason, comm, round, src),
+	TP_STRUCT__entry(
+		__field(int, reason)
+		__field(u32, comm)
+		__field(u32, round)
+		__field(u32, src)
+	),
+	TP_fast_assign(
+		__entry->reason = reason;
+		__entry->comm = comm;
+		__entry->round = round;
+		__entry->src = src;
+	),
+	TP_printk("reason=%s comm=%u round=%u src=%u",
+		  __print_symbolic(__entry->reason,
+				   { OPTR_STAT_DROP_MALFORMED, "malformed" },
+				   { OPTR_STAT_DROP_UNKNOWN_COMM, "unknown_comm" },
+				   { OPTR_STAT_DROP_FOREIGN_SOURCE, "foreign_source" },
+				   { OPTR_STAT_DROP_STALE_ROUND, "stale_round" },
+				   { OPTR_STAT_DROP_NO_POST, "no_post" },
+				   { OPTR_STAT_DROP_OUT_OF_BOUNDS, "out_of_bounds" },
+				   { OPTR_STAT_DROP_NOMEM, "nomem" }),
+		  __entry->comm, __entry->round, __entry->src)
+);
+
+#endif /* _OPTR_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE trace
+#include <trace/define_trace.h>
