@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef OPTIREDUCE_H
+#define OPTIREDUCE_H
+
+/*
+ * liboptireduce: bounded-time, loss-tolerant allreduce for data-parallel
+ * training (OptiReduce, NSDI'25), on Linux.
+ *
+ * Objects
+ *   optireduce_comm      a communicator: `size` ranks, this process is `rank`.
+ *   optireduce_handle    an allreduce in flight (a value, not a pointer, so a
+ *                        stale or foreign handle is detected, never followed).
+ *
+ * Life cycle
+ *   optireduce_config_init()          fill a config with the defaults
+ *   optireduce_comm_create()          from an explicit config (peer addresses)
+ *   optireduce_comm_create_from_env() from OPTIREDUCE_* or torchrun's RANK,
+ *                                     WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+ *   optireduce_comm_destroy()         cancel what is in flight, free all
+ *
+ * Allreduce (in place; float32, bfloat16, float16; sum or mean)
+ *   optireduce_allreduce()            blocking
+ *   optireduce_allreduce_start()      asynchronous: returns a handle at once
+ *   optireduce_allreduce_test()       -EAGAIN until done, then the outcome
+ *   optireduce_allreduce_wait()       block until done, then the outcome
+ * Every rank must start the same calls (count, dtype, op) in the same order,
+ * like any collective. Up to max_inflight calls may be outstanding; a
+ * per-communicator progress thread runs them one after the other (FIFO) while
+ * the caller computes. The buffer must not be touched until the call is done.
+ * Each call reports what happened in a struct optireduce_result: entries
+ * lost and compensated, whether it went over the reliable path and why, and
+ * how long it took.
+ *
+ * Tuning and counters
+ *   optireduce_comm_set_option() / optireduce_comm_get_option()
+ *   optireduce_comm_stats()           totals since creation
+ *
+ * Errors
+ *   Every function returns 0 or a negative errno value; optireduce_strerror()
+ *   says what it means here. Misuse (NULL, count 0 or too large, unknown
+ *   dtype or op, rank >= size, a destroyed communicator, a consumed handle)
+ *   is reported, never followed into a crash.
+ *
+ * Paths
+ *   The lossy path is the optireduce kernel socket (not loaded: the library
+ *   says so once on stderr and uses the reliable path). The reliable path is
+ *   the same Transpose AllReduce over TCP; it also carries the warm-up calls
+ *   that measure deadlines and the calls after a safeguard trip.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OPTIREDUCE_VERSION_MAJOR	0
+#define OPTIREDUCE_VERSION_MINOR	1
+
+/* Limits checked by every call. */
+#define OPTIREDUCE_MAX_RANKS		1024
+#define OPTIREDUCE_MAX_COUNT		((size_t)1 << 30)	/* entries per call */
+#define OPTIREDUCE_MAX_INFLIGHT		4096
+
+typedef struct optireduce_comm optireduce_comm;
+typedef uint64_t optireduce_handle;
+
+enum optireduce_dtype {
+	OPTIREDUCE_FLOAT32	= 1,
+	OPTIREDUCE_BFLOAT16	= 2,	/* reduced in float32, rounded back */
+	OPTIREDUCE_FLOAT16	= 3,	/* reduced in float32, rounded back */
+};
+
+enum optireduce_op {
+	OPTIREDUCE_SUM		= 1,
+	OPTIREDUCE_MEAN		= 2,	/* sum / size */
+};
+
+enum optireduce_transport {
+	OPTIREDUCE_TRANSPORT_AUTO	= 0,	/* kernel if loaded, else TCP */
+	OPTIREDUCE_TRANSPORT_KERNEL	= 1,	/* kernel or fail */
+	OPTIREDUCE_TRANSPORT_TCP	= 2,	/* reliable path only (TAR+TCP) */
+};
+
+enum optireduce_hadamard {
+	OPTIREDUCE_HADAMARD_AUTO	= 0,	/* on for calls on the lossy path */
+	OPTIREDUCE_HADAMARD_OFF		= 1,
+	OPTIREDUCE_HADAMARD_ON		= 2,	/* on for every call */
+};
+
+/* optireduce_config.flags */
+#define OPTIREDUCE_CFG_QUIET		(1u << 0)	/* no notice on stderr */
+
+struct optireduce_config {
+	int rank;			/* 0 .. size-1 */
+	int size;			/* 1 .. OPTIREDUCE_MAX_RANKS */
+	/*
+	 * size addresses, "ipv4:port", "[ipv6]:port" or "host:port";
+	 * peers[rank] is where this rank listens. Copied at create.
+	 * Ignored by optireduce_comm_create_from_env().
+	 */
+	const char *const *peers;
+	unsigned int transport;		/* enum optireduce_transport */
+	unsigned int hadamard;		/* enum optireduce_hadamard */
+	unsigned int hadamard_block;	/* power of two, 16 .. 65536 */
+	unsigned int incast;		/* senders per receiver at once; 0: all */
+	unsigned int max_inflight;	/* 1 .. OPTIREDUCE_MAX_INFLIGHT */
+	unsigned int warmup_calls;	/* reliable calls that measure deadlines */
+	unsigned int loss_threshold_ppm; /* safeguard: loss above this trips */
+	unsigned int fallback_calls;	/* reliable calls after a trip */
+	unsigned int timeout_ms;	/* connect and reliable-call bound; 0: none */
+	unsigned int flags;		/* OPTIREDUCE_CFG_* */
+	uint64_t seed;			/* Hadamard signs; same on all ranks */
+	unsigned int reserved[8];	/* must be zero */
+};
+
+/* optireduce_result.flags */
+#define OPTIREDUCE_RES_RELIABLE		(1u << 0) /* went over the reliable path */
+#define OPTIREDUCE_RES_WARMUP		(1u << 1) /* ... because of warm-up */
+#define OPTIREDUCE_RES_FALLBACK		(1u << 2) /* ... because the safeguard tripped */
+#define OPTIREDUCE_RES_HADAMARD		(1u << 3) /* reduced in the Hadamard domain */
+#define OPTIREDUCE_RES_LOSS_HIGH	(1u << 4) /* this rank saw loss above threshold */
+#define OPTIREDUCE_RES_ESTIMATED	(1u << 5) /* phase-2 holes filled locally:
+						     replicas differ slightly */
+
+struct optireduce_result {
+	uint64_t seq;			/* call number on this communicator */
+	uint64_t count;			/* entries reduced */
+	uint64_t expected;		/* entries this rank had to receive */
+	uint64_t lost;			/* ... of which did not arrive */
+	uint64_t compensated;		/* result entries rescaled or estimated */
+	double lost_fraction;		/* lost / expected (0 when expected 0) */
+	uint64_t duration_ns;		/* start to completion */
+	uint64_t queued_ns;		/* of which waiting behind earlier calls */
+	uint64_t deadline_ns;		/* bound used by a lossy call, else 0 */
+	uint32_t flags;			/* OPTIREDUCE_RES_* */
+	uint32_t reserved[5];
+};
+
+struct optireduce_stats {
+	uint64_t calls;			/* completed */
+	uint64_t calls_lossy;
+	uint64_t calls_reliable;
+	uint64_t calls_warmup;		/* subset of calls_reliable */
+	uint64_t calls_fallback;	/* subset of calls_reliable */
+	uint64_t calls_failed;
+	uint64_t safeguard_trips;
+	uint64_t entries_expected;
+	uint64_t entries_lost;
+	uint64_t entries_compensated;
+	uint64_t deadline_ns;		/* current t_B estimate (0: no call yet) */
+	uint64_t average_ns;		/* current t_C estimate */
+	uint64_t reserved[8];
+};
+
+enum optireduce_option {
+	OPTIREDUCE_OPT_RANK = 1,		/* get */
+	OPTIREDUCE_OPT_SIZE,			/* get */
+	OPTIREDUCE_OPT_TRANSPORT,		/* get: path of lossy calls */
+	OPTIREDUCE_OPT_MAX_INFLIGHT,		/* get */
+	OPTIREDUCE_OPT_HADAMARD,		/* get, set: same on all ranks */
+	OPTIREDUCE_OPT_HADAMARD_BLOCK,		/* get, set: same on all ranks */
+	OPTIREDUCE_OPT_INCAST,			/* get, set: same on all ranks */
+	OPTIREDUCE_OPT_LOSS_THRESHOLD_PPM,	/* get, set: same on all ranks */
+	OPTIREDUCE_OPT_FALLBACK_CALLS,		/* get, set: same on all ranks */
+	OPTIREDUCE_OPT_TIMEOUT_MS,		/* get, set */
+};
+
+void optireduce_config_init(struct optireduce_config *cfg);
+
+int optireduce_comm_create(const struct optireduce_config *cfg,
+			   optireduce_comm **comm);
+int optireduce_comm_create_from_env(const struct optireduce_config *base,
+				    optireduce_comm **comm);
+int optireduce_comm_destroy(optireduce_comm *comm);
+
+int optireduce_comm_set_option(optireduce_comm *comm, int option,
+			       int64_t value);
+int optireduce_comm_get_option(optireduce_comm *comm, int option,
+			       int64_t *value);
+int optireduce_comm_stats(optireduce_comm *comm,
+			  struct optireduce_stats *stats);
+
+int optireduce_allreduce(optireduce_comm *comm, void *buf, size_t count,
+			 int dtype, int op, struct optireduce_result *res);
+int optireduce_allreduce_start(optireduce_comm *comm, void *buf, size_t count,
+			       int dtype, int op, optireduce_handle *handle);
+int optireduce_allreduce_test(optireduce_comm *comm, optireduce_handle handle,
+			      struct optireduce_result *res);
+int optireduce_allreduce_wait(optireduce_comm *comm, optireduce_handle handle,
+			      struct optireduce_result *res);
+
+const char *optireduce_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPTIREDUCE_H */

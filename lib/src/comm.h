@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef OR_COMM_H
+#define OR_COMM_H
+
+/*
+ * The communicator and its engine.
+ *
+ * Implementation notes
+ * - Threads: callers (any number) and one progress thread per
+ *   communicator. Callers only queue calls and collect results; the
+ *   progress thread alone touches transports, scratch buffers and the
+ *   active call (struct or_active), so those need no lock.
+ * - comm->lock protects the slots' state, the queue, stats, options and
+ *   comm->state; comm->cv signals completed calls and users leaving.
+ * - Registry (comm.c): every public entry point looks the communicator up
+ *   in a global list under or_registry_lock and takes a user reference
+ *   before dereferencing it, so a destroyed communicator is reported
+ *   (-EBADF), never followed. Lock order: registry lock, then comm->lock.
+ * - Calls run one at a time in start order (FIFO): round deadlines assume
+ *   the call has the links to itself, and incast control would mean
+ *   nothing with several calls sending at once.
+ * - Path agreement: every rank must take the same path for a call. Warm-up
+ *   is by call number; the safeguard decides from loss reports that all
+ *   ranks exchange over the reliable path after each lossy call, applied
+ *   OR_REPORT_LAG calls later, so all ranks decide from the same numbers
+ *   without a barrier on the critical path.
+ */
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "optireduce.h"
+#include "compensate.h"
+#include "estimator.h"
+#include "tar.h"
+#include "transport.h"
+
+#define OR_COMM_MAGIC		0x4f52434du	/* "ORCM" */
+#define OR_REPORT_LAG		8
+#define OR_MAX_MISSING		256	/* missing ranges per received message */
+#define OR_SLOT_BITS		12	/* handle = generation << 12 | slot */
+
+enum or_comm_state {
+	OR_LIVE = 1,
+	OR_BROKEN,		/* a transport failed: every call fails */
+	OR_CLOSING,
+};
+
+enum or_slot_state {
+	OR_SLOT_FREE = 0,
+	OR_SLOT_QUEUED,
+	OR_SLOT_ACTIVE,
+	OR_SLOT_DONE,
+};
+
+/* A call slot. Scratch buffers stay with the slot and are reused. */
+struct or_call {
+	uint64_t gen;
+	int state;
+	int err;
+	uint64_t seq;
+	void *buf;
+	size_t count;
+	int dtype;
+	int op;
+	unsigned int incast;		/* options captured at start */
+	unsigned int hadamard_mode;
+	unsigned int hadamard_block;
+	int64_t t_start;
+	float *work;			/* count: local vector, then result */
+	size_t work_cap;
+	float *p1;			/* size * shard: phase-1 contributions */
+	size_t p1_cap;
+	struct optireduce_result res;
+};
+
+/* Loss report of one rank for one lossy call (little-endian on the wire). */
+struct or_report {
+	uint64_t lost;
+	uint64_t expected;
+};
+
+/* Reports of one lossy call, OR_REPORT_LAG of them in a ring. */
+struct or_report_slot {
+	uint64_t seq;
+	int lossy;			/* waiting to be consumed */
+	int send_pending;		/* our report still being sent */
+	unsigned int got;		/* peers' reports received */
+	struct or_report *r;		/* [size] */
+};
+
+/* The call being run: progress-thread private. */
+struct or_active {
+	struct or_call *c;
+	struct or_transport *t;
+	struct or_sched s;
+	int reliable;
+	int hadamard;
+	uint64_t seed;
+	size_t len;			/* my shard */
+	size_t off;
+	unsigned int round;		/* 0 .. r1 + r2 */
+	int round_started;
+	int64_t t0;			/* became active */
+	int64_t budget;			/* per round, lossy calls */
+	int64_t early;
+	int64_t bound;			/* t_B used */
+	int64_t call_deadline;		/* reliable-call bound (0: none) */
+	unsigned int loss_ppm;		/* safeguard threshold of this call */
+	uint8_t *p1_recv, *p1_send, *p2_recv, p2_send;	/* done flags */
+	uint32_t *p1_nmiss, *p2_nmiss;
+	struct or_range *p1_miss, *p2_miss;	/* [size][OR_MAX_MISSING] */
+	struct or_comp_stats p1st, p2st;
+};
+
+struct optireduce_comm {
+	uint32_t magic;
+	struct optireduce_comm *next;	/* registry */
+	unsigned int users;		/* API calls inside (registry lock) */
+	int rank;
+	int size;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	int state;
+	int err;			/* why it broke */
+	struct optireduce_config cfg;	/* live options; peers = NULL */
+	struct or_call *slots;
+	unsigned int nslots;
+	unsigned int inflight;
+	unsigned int *queue;		/* FIFO of slot indexes */
+	unsigned int qhead, qlen;
+	uint64_t next_seq;
+	struct optireduce_stats stats;
+
+	/* progress thread */
+	pthread_t thread;
+	int thread_started;
+	int wake_fd;
+	struct or_transport *rel;
+	struct or_transport *lossy;	/* NULL: reliable path only */
+	int lossy_kind;			/* enum optireduce_transport */
+	struct or_active act;
+	struct or_estimator est;
+	struct or_report_slot reports[OR_REPORT_LAG];
+	uint64_t fallback_until;
+	struct or_contrib *contrib;	/* [size] */
+	struct or_comp_event *events;	/* [2 * size * OR_MAX_MISSING] */
+	int no_compensation;		/* tests: the authors' fill, for contrast */
+};
+
+/* comm.c */
+int or_comm_create_with(const struct optireduce_config *cfg,
+			struct or_transport *rel, struct or_transport *lossy,
+			int lossy_kind, optireduce_comm **out);
+int or_config_check(const struct optireduce_config *cfg);
+uint64_t or_config_hash(const struct optireduce_config *cfg);
+/* The TCP path of optireduce_comm_create(), with an optional listening
+ * socket already bound to peers[rank] (rendezvous binds it first). */
+int or_comm_create_tcp(const struct optireduce_config *cfg, int listen_fd,
+		       optireduce_comm **out);
+
+/* engine.c */
+int or_engine_start(optireduce_comm *c);
+void or_engine_stop(optireduce_comm *c);
+void or_engine_wake(optireduce_comm *c);
+void or_engine_free(optireduce_comm *c);
+int or_engine_alloc(optireduce_comm *c);
+
+/* env.c / rendezvous.c */
+struct or_rdzv {
+	const char *master;		/* "host:port" */
+	unsigned int timeout_ms;
+	uint64_t seed;			/* rank 0's is adopted by all */
+};
+int or_rendezvous(struct optireduce_config *cfg, const struct or_rdzv *rz,
+		  char ***peers_out, int *listen_fd);
+void or_peers_free(char **peers, int size);
+
+#endif /* OR_COMM_H */

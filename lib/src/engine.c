@@ -1,0 +1,778 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The progress engine: one thread per communicator that runs queued calls
+ * one after the other through the Transpose AllReduce (tar.c) over a
+ * transport (transport.h), compensates losses (compensate.c), and feeds the
+ * deadline estimator (estimator.c) and the safeguard.
+ *
+ * Life of a call on rank r (see also tar.h):
+ *   activate  pick the path (reliable: warm-up, fallback, no lossy
+ *             transport; else lossy), widen to float32, Hadamard forward,
+ *             post the phase-1 receives (deadline of their round), start
+ *             round 0.
+ *   round k   send the round's shards; the round is over when its sends
+ *             and receives completed (full, or ended by their deadline).
+ *             A phase-1 send to j completing posts the phase-2 receive
+ *             from j into the same place of the work vector: nothing reads
+ *             that range any more.
+ *   reduce    after phase 1: sum contributions, rescale (compensate.c).
+ *   finish    fill phase-2 holes, Hadamard inverse, round and divide into
+ *             the caller's buffer, record, send the loss report.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "comm.h"
+#include "dtype.h"
+#include "hadamard.h"
+#include "shard.h"
+#include "util.h"
+
+/* user_data: kind (3 bits) | peer rank (21 bits) | call seq (40 bits) */
+enum {
+	UD_P1_RECV = 1,
+	UD_P1_SEND,
+	UD_P2_RECV,
+	UD_P2_SEND,
+	UD_REPORT_RECV,
+	UD_REPORT_SEND,
+};
+#define UD_SEQ_MASK	((1ull << 40) - 1)
+
+static uint64_t ud(unsigned int kind, int peer, uint64_t seq)
+{
+	return (uint64_t)kind << 61 | (uint64_t)(peer & 0x1fffff) << 40 |
+	       (seq & UD_SEQ_MASK);
+}
+
+void or_engine_wake(optireduce_comm *c)
+{
+	uint64_t one = 1;
+
+	if (write(c->wake_fd, &one, sizeof(one)) < 0) {
+		/* Counter saturated: the thread is awake anyway. */
+	}
+}
+
+int or_engine_alloc(optireduce_comm *c)
+{
+	struct or_active *a = &c->act;
+	size_t n = c->size;
+
+	a->p1_recv = calloc(n, 1);
+	a->p1_send = calloc(n, 1);
+	a->p2_recv = calloc(n, 1);
+	a->p1_nmiss = calloc(n, sizeof(uint32_t));
+	a->p2_nmiss = calloc(n, sizeof(uint32_t));
+	a->p1_miss = calloc(n * OR_MAX_MISSING, sizeof(struct or_range));
+	a->p2_miss = calloc(n * OR_MAX_MISSING, sizeof(struct or_range));
+	c->contrib = calloc(n, sizeof(*c->contrib));
+	c->events = calloc(2 * n * OR_MAX_MISSING, sizeof(*c->events));
+	for (int i = 0; i < OR_REPORT_LAG; i++)
+		c->reports[i].r = calloc(n, sizeof(struct or_report));
+	c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!a->p1_recv || !a->p1_send || !a->p2_recv || !a->p1_nmiss ||
+	    !a->p2_nmiss || !a->p1_miss || !a->p2_miss || !c->contrib ||
+	    !c->events || c->wake_fd < 0)
+		return -ENOMEM;
+	for (int i = 0; i < OR_REPORT_LAG; i++)
+		if (!c->reports[i].r)
+			return -ENOMEM;
+	return 0;
+}
+
+void or_engine_free(optireduce_comm *c)
+{
+	struct or_active *a = &c->act;
+
+	free(a->p1_recv);
+	free(a->p1_send);
+	free(a->p2_recv);
+	free(a->p1_nmiss);
+	free(a->p2_nmiss);
+	free(a->p1_miss);
+	free(a->p2_miss);
+	free(c->contrib);
+	free(c->events);
+	for (int i = 0; i < OR_REPORT_LAG; i++)
+		free(c->reports[i].r);
+	if (c->wake_fd >= 0)
+		close(c->wake_fd);
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion of a call (success or failure); progress thread.        */
+
+static void publish(optireduce_comm *c, struct or_call *call, int err)
+{
+	struct optireduce_result *res = &call->res;
+	struct optireduce_stats *st = &c->stats;
+
+	pthread_mutex_lock(&c->lock);
+	call->err = err;
+	call->state = OR_SLOT_DONE;
+	res->duration_ns = or_now_ns() - call->t_start;
+	if (err) {
+		st->calls_failed++;
+	} else {
+		st->calls++;
+		if (res->flags & OPTIREDUCE_RES_RELIABLE) {
+			st->calls_reliable++;
+			st->calls_warmup += !!(res->flags & OPTIREDUCE_RES_WARMUP);
+			st->calls_fallback += !!(res->flags & OPTIREDUCE_RES_FALLBACK);
+		} else {
+			st->calls_lossy++;
+		}
+		st->entries_expected += res->expected;
+		st->entries_lost += res->lost;
+		st->entries_compensated += res->compensated;
+		st->deadline_ns = c->est.last_bound_ns;
+		st->average_ns = c->est.last_avg_ns;
+	}
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* A transport failed: this call and every queued one fail, for good. */
+static void break_comm(optireduce_comm *c, int err)
+{
+	struct or_call *active = c->act.c;
+
+	or_debug("rank %d: communicator broken: %s", c->rank,
+		 optireduce_strerror(err));
+	c->act.c = NULL;
+	pthread_mutex_lock(&c->lock);
+	if (c->state == OR_LIVE) {
+		c->state = OR_BROKEN;
+		c->err = err;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (active)
+		publish(c, active, err);
+	pthread_mutex_lock(&c->lock);
+	while (c->qlen) {
+		struct or_call *q = &c->slots[c->queue[c->qhead]];
+
+		c->qhead = (c->qhead + 1) % c->nslots;
+		c->qlen--;
+		q->err = -ENOTCONN;
+		q->state = OR_SLOT_DONE;
+		c->stats.calls_failed++;
+	}
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Safeguard: loss reports.                                            */
+
+static int post_reports(optireduce_comm *c, uint64_t seq)
+{
+	struct or_report_slot *rs = &c->reports[seq % OR_REPORT_LAG];
+
+	rs->seq = seq;
+	rs->lossy = 1;
+	rs->got = 0;
+	rs->send_pending = 0;
+	for (int p = 0; p < c->size; p++) {
+		struct or_recv rx = {
+			.src = p,
+			.tag = or_tag(seq, OR_PHASE_REPORT),
+			.buf = &rs->r[p],
+			.len = sizeof(struct or_report),
+			.user_data = ud(UD_REPORT_RECV, p, seq),
+		};
+		int rc;
+
+		if (p == c->rank)
+			continue;
+		rc = c->rel->ops->post_recv(c->rel, &rx);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Before call seq may start, the reports of call seq - OR_REPORT_LAG must
+ * be in; they decide the path of calls from seq on, identically on every
+ * rank. Returns 1 when seq may start.
+ */
+static int reports_ready(optireduce_comm *c, uint64_t seq)
+{
+	struct or_report_slot *rs;
+	uint64_t lost = 0, expected = 0;
+	unsigned int ppm, fallback;
+
+	if (seq < OR_REPORT_LAG)
+		return 1;
+	rs = &c->reports[seq % OR_REPORT_LAG];
+	if (!rs->lossy || rs->seq != seq - OR_REPORT_LAG)
+		return 1;
+	if (rs->got < (unsigned int)c->size - 1 || rs->send_pending)
+		return 0;
+	rs->lossy = 0;
+	for (int p = 0; p < c->size; p++) {
+		lost += le64toh(rs->r[p].lost);
+		expected += le64toh(rs->r[p].expected);
+	}
+	pthread_mutex_lock(&c->lock);
+	ppm = c->cfg.loss_threshold_ppm;
+	fallback = c->cfg.fallback_calls;
+	if (expected && (double)lost * 1e6 > (double)ppm * expected) {
+		c->stats.safeguard_trips++;
+		if (seq + fallback > c->fallback_until)
+			c->fallback_until = seq + fallback;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return 1;
+}
+
+static void send_report(optireduce_comm *c, uint64_t seq, uint64_t lost,
+			uint64_t expected)
+{
+	struct or_report_slot *rs = &c->reports[seq % OR_REPORT_LAG];
+	struct or_send tx = {
+		.dst = OR_DST_ALL,
+		.tag = or_tag(seq, OR_PHASE_REPORT),
+		.buf = &rs->r[c->rank],
+		.len = sizeof(struct or_report),
+		.user_data = ud(UD_REPORT_SEND, c->rank, seq),
+	};
+	int rc;
+
+	rs->r[c->rank].lost = htole64(lost);
+	rs->r[c->rank].expected = htole64(expected);
+	rs->send_pending = 1;
+	rc = c->rel->ops->send(c->rel, &tx);
+	if (rc)
+		break_comm(c, rc);
+}
+
+/* ------------------------------------------------------------------ */
+/* The active call.                                                    */
+
+static size_t shard_len(struct or_active *a, int j)
+{
+	return or_shard_len(a->c->count, a->s.n, j);
+}
+
+static float *shard_ptr(struct or_active *a, int j)
+{
+	return a->c->work + or_shard_off(a->c->count, a->s.n, j);
+}
+
+static int64_t recv_deadline(struct or_active *a, unsigned int round)
+{
+	return a->reliable ? 0 : a->t0 + (int64_t)(round + 1) * a->budget;
+}
+
+static int post_p2(optireduce_comm *c, int j)
+{
+	struct or_active *a = &c->act;
+	struct or_recv rx = {
+		.src = j,
+		.flags = a->reliable ? 0 : OR_RECV_ADAPTIVE,
+		.tag = or_tag(a->c->seq, OR_PHASE_GATHER),
+		.buf = shard_ptr(a, j),
+		.len = shard_len(a, j) * sizeof(float),
+		.deadline_ns = recv_deadline(a, a->s.r1 + or_sched_p2_round(&a->s, j)),
+		.early_ns = a->early,
+		.missing = a->p2_miss + (size_t)j * OR_MAX_MISSING,
+		.max_missing = OR_MAX_MISSING,
+		.user_data = ud(UD_P2_RECV, j, a->c->seq),
+	};
+
+	return a->t->ops->post_recv(a->t, &rx);
+}
+
+/* Grow a scratch buffer to hold need floats; 64-byte aligned: whole cache
+ * lines for the vector kernels. Never shrinks, so steady state reuses. */
+static int grow(float **buf, size_t *cap, size_t need)
+{
+	if (*cap >= need)
+		return 0;
+	free(*buf);
+	*buf = aligned_alloc(64, OR_DIV_ROUND_UP(need * 4, 64) * 64);
+	*cap = *buf ? need : 0;
+	return *buf ? 0 : -ENOMEM;
+}
+
+static void finish(optireduce_comm *c)
+{
+	struct or_active *a = &c->act;
+	struct or_call *call = a->c;
+	struct optireduce_result *res = &call->res;
+	int n = c->size;
+	float factor = c->no_compensation ? 1.0f : (float)n;
+	int64_t now = or_now_ns();
+
+	for (int j = 0; j < n; j++)
+		if (j != c->rank && a->p2_nmiss[j])
+			or_comp_fill(shard_ptr(a, j), shard_len(a, j),
+				     a->p2_miss + (size_t)j * OR_MAX_MISSING,
+				     a->p2_nmiss[j], factor, &a->p2st);
+	if (a->hadamard)
+		or_hadamard_inverse(call->work, call->count, a->seed,
+				    call->hadamard_block);
+	or_dtype_store(call->buf, call->work, call->count, call->dtype,
+		       call->op == OPTIREDUCE_MEAN ? (float)n : 1.0f);
+
+	res->lost = a->p1st.lost + a->p2st.lost;
+	res->compensated = a->p1st.compensated + a->p2st.compensated;
+	res->lost_fraction = res->expected ? (double)res->lost / res->expected : 0;
+	res->queued_ns = a->t0 - call->t_start;
+	if (a->p2st.lost)
+		res->flags |= OPTIREDUCE_RES_ESTIMATED;
+	if (!a->reliable) {
+		res->deadline_ns = a->bound;
+		if ((double)res->lost * 1e6 >
+		    (double)a->loss_ppm * res->expected)
+			res->flags |= OPTIREDUCE_RES_LOSS_HIGH;
+	}
+	if (n > 1) {
+		/* Also after reliable calls, so stats show the bound a lossy
+		 * call of this size would get. */
+		or_est_sample(&c->est, call->count * sizeof(float), now - a->t0,
+			      a->reliable);
+		or_est_bound(&c->est, call->count * sizeof(float));
+		or_est_average(&c->est, call->count * sizeof(float));
+	}
+	c->act.c = NULL;
+	if (!a->reliable)
+		send_report(c, call->seq, res->lost, res->expected);
+	publish(c, call, 0);
+}
+
+static void reduce(optireduce_comm *c)
+{
+	struct or_active *a = &c->act;
+	unsigned int nc = 0;
+
+	if (!a->len)
+		return;
+	for (int s = 0; s < c->size; s++) {
+		if (s == c->rank)
+			continue;
+		c->contrib[nc++] = (struct or_contrib){
+			.data = a->c->p1 + (size_t)s * a->len,
+			.missing = a->p1_miss + (size_t)s * OR_MAX_MISSING,
+			.nr_missing = a->p1_nmiss[s],
+		};
+	}
+	or_tar_reduce(shard_ptr(a, c->rank), a->len, c->contrib, nc, c->size,
+		      !c->no_compensation, c->events, &a->p1st);
+}
+
+/* Owners sending in phase-2 round g: [*lo, *hi). */
+static void p2_group(struct or_active *a, unsigned int g, int *lo, int *hi)
+{
+	if (a->s.r2 == 1) {
+		*lo = 0;
+		*hi = a->s.n;
+	} else {
+		*lo = g * a->s.incast;
+		*hi = OR_MIN((unsigned int)*lo + a->s.incast, a->s.n);
+	}
+}
+
+static int start_round(optireduce_comm *c, unsigned int k)
+{
+	struct or_active *a = &c->act;
+	unsigned int peers[OPTIREDUCE_MAX_RANKS], np;
+	int lo, hi, rc;
+
+	if (k < a->s.r1) {
+		np = or_sched_p1_peers(&a->s, c->rank, k, 0, peers);
+		for (unsigned int i = 0; i < np; i++) {
+			int j = peers[i];
+			struct or_send tx = {
+				.dst = j,
+				.tag = or_tag(a->c->seq, OR_PHASE_SCATTER),
+				.buf = shard_ptr(a, j),
+				.len = shard_len(a, j) * sizeof(float),
+				.user_data = ud(UD_P1_SEND, j, a->c->seq),
+			};
+
+			if (a->p1_send[j])
+				continue;	/* empty shard: nothing to send */
+			rc = a->t->ops->send(a->t, &tx);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	p2_group(a, k - a->s.r1, &lo, &hi);
+	if (c->rank >= lo && c->rank < hi && !a->p2_send) {
+		struct or_send tx = {
+			.dst = OR_DST_ALL,
+			.tag = or_tag(a->c->seq, OR_PHASE_GATHER),
+			.buf = shard_ptr(a, c->rank),
+			.len = a->len * sizeof(float),
+			.user_data = ud(UD_P2_SEND, c->rank, a->c->seq),
+		};
+
+		return a->t->ops->send(a->t, &tx);
+	}
+	return 0;
+}
+
+static int round_complete(optireduce_comm *c, unsigned int k)
+{
+	struct or_active *a = &c->act;
+	unsigned int peers[OPTIREDUCE_MAX_RANKS], np;
+	int lo, hi;
+
+	if (k < a->s.r1) {
+		np = or_sched_p1_peers(&a->s, c->rank, k, 1, peers);
+		for (unsigned int i = 0; i < np; i++)
+			if (!a->p1_recv[peers[i]])
+				return 0;
+		np = or_sched_p1_peers(&a->s, c->rank, k, 0, peers);
+		for (unsigned int i = 0; i < np; i++)
+			if (!a->p1_send[peers[i]])
+				return 0;
+		return 1;
+	}
+	p2_group(a, k - a->s.r1, &lo, &hi);
+	for (int j = lo; j < hi; j++)
+		if (j != c->rank && !a->p2_recv[j])
+			return 0;
+	return !(c->rank >= lo && c->rank < hi) || a->p2_send;
+}
+
+/* Move the active call as far as it can go; 1 if anything happened. */
+static int advance(optireduce_comm *c)
+{
+	struct or_active *a = &c->act;
+	int moved = 0, rc;
+
+	while (a->c) {
+		if (a->round == a->s.r1 + a->s.r2) {
+			reduce(c);	/* n == 1 or empty schedule */
+			finish(c);
+			return 1;
+		}
+		if (!a->round_started) {
+			rc = start_round(c, a->round);
+			if (rc) {
+				break_comm(c, rc);
+				return 1;
+			}
+			a->round_started = 1;
+			moved = 1;
+		}
+		if (!round_complete(c, a->round))
+			break;
+		a->round++;
+		a->round_started = 0;
+		moved = 1;
+		if (a->round == a->s.r1 && a->s.r2)
+			reduce(c);
+		if (a->round == a->s.r1 + a->s.r2) {
+			finish(c);
+			return 1;
+		}
+	}
+	return moved;
+}
+
+/* Start the call at the head of the queue; 1 if one was started. */
+static int activate(optireduce_comm *c)
+{
+	struct or_active *a = &c->act;
+	struct or_call *call;
+	uint64_t seq, fallback_until;
+	unsigned int warmup, timeout_ms;
+	int n = c->size, me = c->rank, rc;
+	size_t bytes;
+
+	pthread_mutex_lock(&c->lock);
+	if (!c->qlen || c->state != OR_LIVE) {
+		pthread_mutex_unlock(&c->lock);
+		return 0;
+	}
+	call = &c->slots[c->queue[c->qhead]];
+	seq = call->seq;
+	pthread_mutex_unlock(&c->lock);
+	if (!reports_ready(c, seq))
+		return 0;	/* a report arriving wakes us */
+
+	pthread_mutex_lock(&c->lock);
+	c->qhead = (c->qhead + 1) % c->nslots;
+	c->qlen--;
+	call->state = OR_SLOT_ACTIVE;
+	warmup = c->cfg.warmup_calls;
+	timeout_ms = c->cfg.timeout_ms;
+	a->loss_ppm = c->cfg.loss_threshold_ppm;
+	fallback_until = c->fallback_until;
+	pthread_mutex_unlock(&c->lock);
+
+	memset(&call->res, 0, sizeof(call->res));
+	memset(&a->p1st, 0, sizeof(a->p1st));
+	memset(&a->p2st, 0, sizeof(a->p2st));
+	a->c = call;
+	a->t0 = or_now_ns();
+	a->reliable = !c->lossy || seq < warmup || seq < fallback_until;
+	a->t = a->reliable ? c->rel : c->lossy;
+	a->hadamard = n > 1 && (call->hadamard_mode == OPTIREDUCE_HADAMARD_ON ||
+		(call->hadamard_mode == OPTIREDUCE_HADAMARD_AUTO && !a->reliable));
+	a->seed = or_mix64(c->cfg.seed ^ or_mix64(seq + 1));
+	or_sched_init(&a->s, n, call->incast);
+	a->len = or_shard_len(call->count, n, me);
+	a->off = or_shard_off(call->count, n, me);
+	a->round = 0;
+	a->round_started = 0;
+	a->call_deadline = timeout_ms ? a->t0 + (int64_t)timeout_ms * 1000000 : 0;
+	bytes = call->count * sizeof(float);
+	a->bound = a->budget = a->early = 0;
+	if (!a->reliable && n > 1) {
+		unsigned int rounds = a->s.r1 + a->s.r2;
+
+		a->bound = or_est_bound(&c->est, bytes);
+		a->budget = a->bound / rounds;
+		a->early = or_est_average(&c->est, bytes) / rounds;
+	}
+
+	call->res.seq = seq;
+	call->res.count = call->count;
+	call->res.expected = n > 1 ?
+		(uint64_t)(n - 1) * a->len + (call->count - a->len) : 0;
+	call->res.flags = (a->reliable ? OPTIREDUCE_RES_RELIABLE : 0) |
+		(a->hadamard ? OPTIREDUCE_RES_HADAMARD : 0);
+	if (a->reliable && c->lossy)
+		call->res.flags |= seq < warmup ? OPTIREDUCE_RES_WARMUP :
+						  OPTIREDUCE_RES_FALLBACK;
+
+	rc = grow(&call->work, &call->work_cap, call->count);
+	if (!rc)
+		rc = grow(&call->p1, &call->p1_cap, (size_t)n * a->len);
+	if (rc)
+		goto fail;
+	or_dtype_load(call->work, call->buf, call->count, call->dtype);
+	if (a->hadamard)
+		or_hadamard_forward(call->work, call->count, a->seed,
+				    call->hadamard_block);
+
+	memset(a->p1_nmiss, 0, n * sizeof(uint32_t));
+	memset(a->p2_nmiss, 0, n * sizeof(uint32_t));
+	a->p2_send = !a->len;		/* an empty shard is never sent */
+	for (int j = 0; j < n; j++) {
+		int empty = j == me || !or_shard_len(call->count, n, j);
+
+		a->p1_recv[j] = j == me || !a->len;
+		a->p1_send[j] = empty;
+		a->p2_recv[j] = empty;
+	}
+	if (!a->reliable) {
+		rc = post_reports(c, seq);
+		if (rc)
+			goto fail;
+	}
+	for (int s = 0; s < n && a->len; s++) {
+		struct or_recv rx = {
+			.src = s,
+			.flags = a->reliable ? 0 : OR_RECV_ADAPTIVE,
+			.tag = or_tag(seq, OR_PHASE_SCATTER),
+			.buf = call->p1 + (size_t)s * a->len,
+			.len = a->len * sizeof(float),
+			.early_ns = a->early,
+			.missing = a->p1_miss + (size_t)s * OR_MAX_MISSING,
+			.max_missing = OR_MAX_MISSING,
+			.user_data = ud(UD_P1_RECV, s, seq),
+		};
+
+		if (s == me)
+			continue;
+		rx.deadline_ns = recv_deadline(a, or_sched_p1_round(&a->s, s, me));
+		rc = a->t->ops->post_recv(a->t, &rx);
+		if (rc)
+			goto fail;
+	}
+	return 1;
+fail:
+	break_comm(c, rc);
+	return 1;
+}
+
+static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
+{
+	struct or_active *a = &c->act;
+	unsigned int kind = e->user_data >> 61;
+	int peer = (e->user_data >> 40) & 0x1fffff;
+	uint64_t seq = e->user_data & UD_SEQ_MASK;
+	int rc;
+
+	if (e->res < 0) {
+		break_comm(c, e->res);
+		return;
+	}
+	if (kind == UD_REPORT_RECV || kind == UD_REPORT_SEND) {
+		struct or_report_slot *rs = &c->reports[seq % OR_REPORT_LAG];
+
+		if (kind == UD_REPORT_RECV)
+			rs->got++;
+		else
+			rs->send_pending = 0;
+		return;
+	}
+	if (!a->c || (a->c->seq & UD_SEQ_MASK) != seq) {
+		or_debug("rank %d: stale completion kind %u seq %llu", c->rank,
+			 kind, (unsigned long long)seq);
+		return;
+	}
+	switch (kind) {
+	case UD_P1_RECV:
+		a->p1_recv[peer] = 1;
+		a->p1_nmiss[peer] = e->nr_missing;
+		break;
+	case UD_P1_SEND:
+		a->p1_send[peer] = 1;
+		rc = post_p2(c, peer);
+		if (rc)
+			break_comm(c, rc);
+		break;
+	case UD_P2_RECV:
+		a->p2_recv[peer] = 1;
+		a->p2_nmiss[peer] = e->nr_missing;
+		break;
+	case UD_P2_SEND:
+		a->p2_send = 1;
+		break;
+	}
+}
+
+/* Earliest moment something time-driven is due; 0: nothing. */
+static int64_t next_timer(optireduce_comm *c)
+{
+	struct or_active *a = &c->act;
+	int64_t t = a->call_deadline;
+
+	if (!a->c)
+		return 0;
+	if (!a->reliable) {
+		/* The sim transport ends late receives when reaped after
+		 * their deadline; the kernel ends them itself. */
+		for (int j = 0; j < c->size; j++) {
+			int64_t d = 0;
+
+			if (!a->p1_recv[j])
+				d = recv_deadline(a, or_sched_p1_round(&a->s, j, c->rank));
+			else if (a->p1_send[j] && !a->p2_recv[j])
+				d = recv_deadline(a, a->s.r1 + or_sched_p2_round(&a->s, j));
+			if (d && (!t || d < t))
+				t = d;
+		}
+	}
+	return t;
+}
+
+static int reap_all(optireduce_comm *c, struct or_transport *t)
+{
+	struct or_cqe cqes[64];
+	int n, any = 0;
+
+	if (!t || c->err)
+		return 0;
+	do {
+		n = t->ops->reap(t, cqes, OR_ARRAY_SIZE(cqes));
+		if (n < 0) {
+			break_comm(c, n);
+			return 1;
+		}
+		for (int i = 0; i < n; i++)
+			on_cqe(c, &cqes[i]);
+		any |= n > 0;
+	} while (n == (int)OR_ARRAY_SIZE(cqes) && !c->err);
+	return any;
+}
+
+static void *progress_main(void *arg)
+{
+	optireduce_comm *c = arg;
+
+	for (;;) {
+		struct pollfd pfd[3] = {
+			{ .fd = c->wake_fd, .events = POLLIN },
+			{ .fd = c->rel ? c->rel->event_fd : -1, .events = POLLIN },
+			{ .fd = c->lossy ? c->lossy->event_fd : -1, .events = POLLIN },
+		};
+		struct timespec ts, *tsp = NULL;
+		int busy = 0, state;
+		int64_t when;
+		uint64_t cnt;
+
+		pthread_mutex_lock(&c->lock);
+		state = c->state;
+		pthread_mutex_unlock(&c->lock);
+		if (state == OR_CLOSING)
+			break;
+		if (state != OR_LIVE)
+			pfd[1].fd = pfd[2].fd = -1;	/* only a wake-up matters */
+		if (state == OR_LIVE) {
+			if (!c->act.c)
+				busy |= activate(c);
+			busy |= reap_all(c, c->rel);
+			busy |= reap_all(c, c->lossy);
+			if (c->act.c)
+				busy |= advance(c);
+			if (c->act.c && c->act.call_deadline &&
+			    or_now_ns() >= c->act.call_deadline) {
+				break_comm(c, -ETIMEDOUT);
+				busy = 1;
+			}
+		}
+		if (c->err && c->rel) {
+			/*
+			 * Broken: close every connection now, so that peers
+			 * fail at once instead of waiting for their timeout.
+			 */
+			c->rel->ops->destroy(c->rel);
+			c->rel = NULL;
+			if (c->lossy)
+				c->lossy->ops->destroy(c->lossy);
+			c->lossy = NULL;
+		}
+		if (busy)
+			continue;	/* queued work is submitted by the next reap */
+		when = state == OR_LIVE ? next_timer(c) : 0;
+		if (when) {
+			int64_t left = when - or_now_ns();
+
+			if (left < 0)
+				left = 0;
+			ts.tv_sec = left / 1000000000;
+			ts.tv_nsec = left % 1000000000;
+			tsp = &ts;
+		}
+		ppoll(pfd, 3, tsp, NULL);
+		if (read(c->wake_fd, &cnt, sizeof(cnt)) < 0) {
+			/* nothing pending: fine */
+		}
+	}
+	return NULL;
+}
+
+int or_engine_start(optireduce_comm *c)
+{
+	int rc = pthread_create(&c->thread, NULL, progress_main, c);
+
+	if (rc)
+		return -rc;
+	c->thread_started = 1;
+	return 0;
+}
+
+void or_engine_stop(optireduce_comm *c)
+{
+	if (!c->thread_started)
+		return;
+	or_engine_wake(c);
+	pthread_join(c->thread, NULL);
+	c->thread_started = 0;
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+#include <stdlib.h>
+#include <string.h>
+
+#include "estimator.h"
+
+static unsigned int size_class(uint64_t bytes)
+{
+	unsigned int c = bytes ? 63 - __builtin_clzll(bytes) : 0;
+
+	return c < OR_EST_CLASSES ? c : OR_EST_CLASSES - 1;
+}
+
+void or_est_init(struct or_estimator *e)
+{
+	memset(e, 0, sizeof(*e));
+}
+
+void or_est_sample(struct or_estimator *e, uint64_t bytes, uint64_t ns,
+		   int reliable)
+{
+	struct or_est_class *c = &e->cls[size_class(bytes)];
+
+	c->avg_ns = c->avg_ns ? c->avg_ns + ((double)ns - c->avg_ns) / 8 : ns;
+	if (!reliable)
+		return;
+	c->ns[c->head] = ns;
+	c->bytes[c->head] = bytes;
+	c->head = (c->head + 1) % OR_EST_WINDOW;
+	if (c->n < OR_EST_WINDOW)
+		c->n++;
+}
+
+/* The class nearest to want with samples (window or average). */
+static struct or_est_class *nearest(struct or_estimator *e, unsigned int want,
+				    int need_window)
+{
+	for (unsigned int d = 0; d < OR_EST_CLASSES; d++) {
+		for (int s = -1; s <= 1; s += 2) {
+			int k = (int)want + s * (int)d;
+			struct or_est_class *c;
+
+			if (k < 0 || k >= OR_EST_CLASSES)
+				continue;
+			c = &e->cls[k];
+			if (need_window ? c->n > 0 : c->avg_ns > 0)
+				return c;
+		}
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+uint64_t or_est_bound(struct or_estimator *e, uint64_t bytes)
+{
+	struct or_est_class *c = nearest(e, size_class(bytes), 1);
+	uint64_t v[OR_EST_WINDOW], bound;
+	unsigned int idx;
+
+	if (!c)
+		return e->last_bound_ns = OR_EST_DEFAULT_NS;
+	for (unsigned int i = 0; i < c->n; i++) {
+		v[i] = c->ns[i];
+		if (bytes > c->bytes[i] && c->bytes[i])
+			v[i] = (uint64_t)((double)v[i] * bytes / c->bytes[i]);
+	}
+	qsort(v, c->n, sizeof(v[0]), cmp_u64);
+	/* Nearest-rank percentile. */
+	idx = (c->n * OR_EST_PERCENTILE + 99) / 100;
+	bound = v[idx ? idx - 1 : 0];
+	if (bound < OR_EST_FLOOR_NS)
+		bound = OR_EST_FLOOR_NS;
+	return e->last_bound_ns = bound;
+}
+
+uint64_t or_est_average(struct or_estimator *e, uint64_t bytes)
+{
+	struct or_est_class *c = nearest(e, size_class(bytes), 0);
+
+	return e->last_avg_ns = c ? (uint64_t)c->avg_ns : 0;
+}

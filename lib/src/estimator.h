@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef OR_ESTIMATOR_H
+#define OR_ESTIMATOR_H
+
+/*
+ * Deadline estimation (the library's side of the deadline rule; see
+ * transport.h for the kernel's side).
+ *
+ *   t_B  hard bound of a lossy call: the 95th percentile of the completion
+ *        times of the most recent reliable calls (warm-up, then every call
+ *        that falls back) of the same size class.
+ *   t_C  moving average (EWMA, 1/8) of the completion times of all calls of
+ *        the size class; handed to the kernel as its early-timeout hint.
+ *
+ * Size classes are powers of two of the payload bytes. A sample of b bytes
+ * taking t counts for a call of B > b bytes as t * B / b (bandwidth-bound,
+ * conservative); for B <= b as t (latency-bound, conservative). A class with
+ * no sample borrows from the nearest one that has. Before any sample the
+ * bound is OR_EST_DEFAULT_NS; it is never below OR_EST_FLOOR_NS, so timer
+ * and scheduling noise on a fast link cannot cut every call short.
+ * Completion time is measured from the moment the call became active (its
+ * predecessors done), not from when it was started.
+ */
+
+#include <stdint.h>
+
+#define OR_EST_CLASSES		48
+#define OR_EST_WINDOW		32
+#define OR_EST_PERCENTILE	95
+#define OR_EST_FLOOR_NS		500000ull	/* 0.5 ms */
+#define OR_EST_DEFAULT_NS	1000000000ull	/* 1 s */
+
+struct or_est_class {
+	uint64_t ns[OR_EST_WINDOW];
+	uint64_t bytes[OR_EST_WINDOW];
+	unsigned int n;		/* samples held */
+	unsigned int head;	/* next to overwrite */
+	double avg_ns;		/* t_C; 0 until the first sample */
+};
+
+struct or_estimator {
+	struct or_est_class cls[OR_EST_CLASSES];
+	uint64_t last_bound_ns;	/* for statistics */
+	uint64_t last_avg_ns;
+};
+
+void or_est_init(struct or_estimator *e);
+/* A completed call; reliable ones also feed t_B. */
+void or_est_sample(struct or_estimator *e, uint64_t bytes, uint64_t ns,
+		   int reliable);
+uint64_t or_est_bound(struct or_estimator *e, uint64_t bytes);	/* t_B */
+uint64_t or_est_average(struct or_estimator *e, uint64_t bytes); /* t_C */
+
+#endif /* OR_ESTIMATOR_H */

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+#include <endian.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hadamard.h"
+#include "util.h"
+
+uint64_t or_hadamard_sign_word(uint64_t seed, size_t word)
+{
+	return or_mix64(seed ^ ((uint64_t)word * 0xd1b54a32d192ed03ull));
+}
+
+void or_fwht_fwd_scalar(float *x, size_t b, const uint8_t *signs, float scale)
+{
+	for (size_t i = 0; i < b; i++)
+		x[i] *= (signs[i >> 3] >> (i & 7)) & 1 ? -scale : scale;
+	for (size_t h = 1; h < b; h <<= 1)
+		for (size_t i = 0; i < b; i += 2 * h)
+			for (size_t j = i; j < i + h; j++) {
+				float a = x[j], c = x[j + h];
+
+				x[j] = a + c;
+				x[j + h] = a - c;
+			}
+}
+
+void or_fwht_inv_scalar(float *x, size_t b, const uint8_t *signs, float scale)
+{
+	for (size_t h = b >> 1; h >= 1; h >>= 1)
+		for (size_t i = 0; i < b; i += 2 * h)
+			for (size_t j = i; j < i + h; j++) {
+				float a = x[j], c = x[j + h];
+
+				x[j] = a + c;
+				x[j + h] = a - c;
+			}
+	for (size_t i = 0; i < b; i++)
+		x[i] *= (signs[i >> 3] >> (i & 7)) & 1 ? -scale : scale;
+}
+
+/* Kernels in use; chosen once, on first use. */
+static or_fwht_fn fwht_fwd, fwht_inv;
+static const char *fwht_name;
+
+int or_hadamard_set_impl(enum or_hadamard_impl impl)
+{
+	int avx2 = 0;
+
+#ifdef __x86_64__
+	__builtin_cpu_init();
+	avx2 = __builtin_cpu_supports("avx2");
+#endif
+	if (impl == OR_HADAMARD_IMPL_AUTO) {
+		const char *e = getenv("OPTIREDUCE_HADAMARD_IMPL");
+
+		impl = avx2 && !(e && !strcmp(e, "scalar")) ?
+			OR_HADAMARD_IMPL_AVX2 : OR_HADAMARD_IMPL_SCALAR;
+	}
+	if (impl == OR_HADAMARD_IMPL_AVX2) {
+		if (!avx2)
+			return -ENOTSUP;
+		__atomic_store_n(&fwht_inv, or_fwht_inv_avx2, __ATOMIC_RELAXED);
+		__atomic_store_n(&fwht_name, "avx2", __ATOMIC_RELAXED);
+		__atomic_store_n(&fwht_fwd, or_fwht_fwd_avx2, __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&fwht_inv, or_fwht_inv_scalar, __ATOMIC_RELAXED);
+		__atomic_store_n(&fwht_name, "scalar", __ATOMIC_RELAXED);
+		__atomic_store_n(&fwht_fwd, or_fwht_fwd_scalar, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+static void pick_kernels(void)
+{
+	/* Racing first uses pick the same kernels: harmless. */
+	if (!__atomic_load_n(&fwht_fwd, __ATOMIC_ACQUIRE))
+		or_hadamard_set_impl(OR_HADAMARD_IMPL_AUTO);
+}
+
+const char *or_hadamard_impl_name(void)
+{
+	pick_kernels();
+	return __atomic_load_n(&fwht_name, __ATOMIC_ACQUIRE);
+}
+
+/* Sign bytes of entries off .. off+b-1; off is a multiple of 8 when b >= 8. */
+static void sign_bytes(uint64_t seed, size_t off, size_t b, uint8_t *out)
+{
+	if (b < 8) {
+		uint8_t v = 0;
+
+		for (size_t i = 0; i < b; i++)
+			v |= or_hadamard_sign(seed, off + i) << i;
+		out[0] = v;
+		return;
+	}
+	/* Whole words where the piece is 64-aligned (every piece of 64 or
+	 * more is: pieces start at multiples of their size). */
+	if (!(off & 63) && !(b & 63)) {
+		for (size_t w = 0; w < b / 64; w++) {
+			uint64_t v = htole64(or_hadamard_sign_word(seed, (off >> 6) + w));
+
+			memcpy(out + 8 * w, &v, 8);
+		}
+		return;
+	}
+	for (size_t t = 0; t < b / 8; t++) {
+		size_t g = off + 8 * t;
+
+		out[t] = or_hadamard_sign_word(seed, g >> 6) >> (g & 63);
+	}
+}
+
+static void transform(float *x, size_t n, uint64_t seed, unsigned int block,
+		      int inverse)
+{
+	uint8_t signs[OR_HADAMARD_MAX_BLOCK / 8];
+	or_fwht_fn fn;
+	size_t off = 0;
+
+	pick_kernels();
+	if (block < 1 || block > OR_HADAMARD_MAX_BLOCK || (block & (block - 1)))
+		block = OR_HADAMARD_DEF_BLOCK;
+	fn = __atomic_load_n(inverse ? &fwht_inv : &fwht_fwd, __ATOMIC_ACQUIRE);
+	while (off < n) {
+		size_t b = block;
+
+		/* Tail: the largest power of two that still fits. */
+		while (b > n - off)
+			b >>= 1;
+		sign_bytes(seed, off, b, signs);
+		/* Pieces under 8 entries never reach the vector kernel. */
+		(b >= 8 ? fn : inverse ? or_fwht_inv_scalar : or_fwht_fwd_scalar)
+			(x + off, b, signs, (float)(1.0 / sqrt((double)b)));
+		off += b;
+	}
+}
+
+void or_hadamard_forward(float *x, size_t n, uint64_t seed, unsigned int block)
+{
+	transform(x, n, seed, block, 0);
+}
+
+void or_hadamard_inverse(float *x, size_t n, uint64_t seed, unsigned int block)
+{
+	transform(x, n, seed, block, 1);
+}

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/* In-process ranks over the simulated transport, nothing lost: exact sums
+ * and means for N = 1..8, counts below, at and above N, every dtype, on
+ * the reliable path and on the lossy path (Hadamard off), with several
+ * incast values; with Hadamard on the result is within rounding. */
+#include <math.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "helpers.h"
+
+static float round_to(int dtype, float v)
+{
+	if (dtype == OPTIREDUCE_BFLOAT16)
+		return or_bf16_to_f32(or_f32_to_bf16(v));
+	if (dtype == OPTIREDUCE_FLOAT16)
+		return or_f16_to_f32(or_f32_to_f16(v));
+	return v;
+}
+
+static float get(const void *buf, int dtype, size_t i)
+{
+	if (dtype == OPTIREDUCE_BFLOAT16)
+		return or_bf16_to_f32(((const uint16_t *)buf)[i]);
+	if (dtype == OPTIREDUCE_FLOAT16)
+		return or_f16_to_f32(((const uint16_t *)buf)[i]);
+	return ((const float *)buf)[i];
+}
+
+static void put(void *buf, int dtype, size_t i, float v)
+{
+	if (dtype == OPTIREDUCE_BFLOAT16)
+		((uint16_t *)buf)[i] = or_f32_to_bf16(v);
+	else if (dtype == OPTIREDUCE_FLOAT16)
+		((uint16_t *)buf)[i] = or_f32_to_f16(v);
+	else
+		((float *)buf)[i] = v;
+}
+
+static void run(int n, int lossy, int hadamard, unsigned int incast)
+{
+	struct optireduce_config cfg;
+	struct or_sim_loss none = { .packet = 512 };
+	struct optireduce_result res[8];
+	struct t_world w;
+	const size_t counts[] = { 1, 2, 3, 7, 8, 9, 1000, 4099 };
+	const int dtypes[] = { OPTIREDUCE_FLOAT32, OPTIREDUCE_BFLOAT16, OPTIREDUCE_FLOAT16 };
+	void *bufs[8];
+	uint64_t salt = 0;
+
+	t_config(&cfg);
+	cfg.warmup_calls = 0;
+	cfg.hadamard = hadamard ? OPTIREDUCE_HADAMARD_ON : OPTIREDUCE_HADAMARD_OFF;
+	cfg.incast = incast;
+	t_world_init(&w, n, &cfg, lossy ? &none : NULL);
+	for (int r = 0; r < n; r++)
+		bufs[r] = malloc(4099 * 4);
+	for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
+	for (size_t di = 0; di < 3; di++)
+	for (int op = OPTIREDUCE_SUM; op <= OPTIREDUCE_MEAN; op++) {
+		size_t count = counts[ci];
+		int dt = dtypes[di];
+		/* 16-bit types: small values, so inputs are exact. */
+		float scale = dt == OPTIREDUCE_FLOAT32 ? 1 : 1.0f / 16;
+
+		salt++;
+		for (int r = 0; r < n; r++)
+			for (size_t i = 0; i < count; i++)
+				put(bufs[r], dt, i, roundf(t_value(r, i, salt) * scale));
+		t_world_allreduce(&w, bufs, count, dt, op, res);
+		for (int r = 0; r < n; r++) {
+			T_ASSERT(res[r].count == count && res[r].lost == 0 &&
+				 res[r].compensated == 0, "result counters");
+			T_ASSERT(!!(res[r].flags & OPTIREDUCE_RES_RELIABLE) == !lossy,
+				 "path flags %x", res[r].flags);
+			T_ASSERT(!!(res[r].flags & OPTIREDUCE_RES_HADAMARD) ==
+				 (hadamard && n > 1), "hadamard flag");
+			for (size_t i = 0; i < count; i++) {
+				float sum = 0, want, got = get(bufs[r], dt, i);
+
+				for (int q = 0; q < n; q++)
+					sum += roundf(t_value(q, i, salt) * scale);
+				want = round_to(dt, op == OPTIREDUCE_MEAN ? sum / n : sum);
+				if (hadamard && n > 1)
+					T_ASSERT(fabsf(got - want) <= 1e-3f * (1 + fabsf(want)) ||
+						 round_to(dt, got) == want,
+						 "n %d count %zu entry %zu: %g vs %g", n,
+						 count, i, got, want);
+				else
+					T_ASSERT(got == want,
+						 "n %d rank %d count %zu dtype %d op %d entry %zu: %g vs %g",
+						 n, r, count, dt, op, i, got, want);
+			}
+		}
+	}
+	for (int r = 0; r < n; r++)
+		free(bufs[r]);
+	t_world_fini(&w);
+}
+
+int main(void)
+{
+	for (int n = 1; n <= 8; n++) {
+		run(n, 0, 0, 0);
+		run(n, 1, 0, 0);
+	}
+	/* Incast: rounds of at most I senders per receiver. */
+	for (unsigned int incast = 1; incast <= 3; incast++) {
+		run(8, 1, 0, incast);
+		run(5, 0, 0, incast);
+	}
+	run(3, 1, 1, 0);
+	run(4, 0, 1, 0);
+	return 0;
+}
