@@ -3,13 +3,14 @@
  * optireduce.ko: a lossy, time-bounded datagram transport for gradient
  * allreduce, exposed as a socket family.
  *
- * Init order: per-namespace state first, the socket family last, so that no
- * socket can be created before the state it needs exists. Exit undoes the
- * steps in exact reverse.
+ * Init order: per-namespace state, then the netlink family (which reads it),
+ * then the socket family last, so that no socket can be created before the
+ * state it needs exists. Exit undoes the steps in exact reverse.
  */
 
 #include <linux/module.h>
 
+#include "netlink.h"
 #include "netns.h"
 #include "params.h"
 #include "sock.h"
@@ -22,14 +23,20 @@ static int __init optr_init(void)
 	if (err)
 		return err;
 
-	err = optr_af_init();
+	err = optr_netlink_init();
 	if (err)
 		goto err_netns;
+
+	err = optr_af_init();
+	if (err)
+		goto err_netlink;
 
 	pr_info("optireduce: family %d, option level %d, port %u\n",
 		optr_family, optr_sol, optr_port);
 	return 0;
 
+err_netlink:
+	optr_netlink_exit();
 err_netns:
 	optr_netns_exit();
 	return err;
@@ -38,6 +45,7 @@ err_netns:
 static void __exit optr_exit(void)
 {
 	optr_af_exit();
+	optr_netlink_exit();
 	optr_netns_exit();
 }
 

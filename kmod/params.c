@@ -7,6 +7,7 @@
 
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/net.h>
 #include <linux/socket.h>
 #include <linux/sysfs.h>
@@ -93,24 +94,40 @@ MODULE_PARM_DESC(port, "UDP port of the transport in every namespace (default "
 	module_param_cb(_name, &optr_tunable_ops, &optr_##_name, 0644);	\
 	MODULE_PARM_DESC(_name, _desc " [" #_min ".." #_max ", default " #_def "]")
 
+/* Serialises writers, so that the cross-check of the two deadline bounds
+ * and the write are one step whether they come from sysfs or netlink.
+ */
+static DEFINE_MUTEX(optr_tunable_lock);
+
+/*
+ * The one way a tunable changes: out of range, or a deadline bound that
+ * would cross the other, is -EINVAL and the value stays.
+ */
+int optr_tunable_write(struct optr_tunable *t, unsigned int v)
+{
+	int err = 0;
+
+	if (v < t->min || v > t->max)
+		return -EINVAL;
+	mutex_lock(&optr_tunable_lock);
+	if ((t == &optr_deadline_min_us &&
+	     v > optr_tunable_get(&optr_deadline_max_us)) ||
+	    (t == &optr_deadline_max_us &&
+	     v < optr_tunable_get(&optr_deadline_min_us)))
+		err = -EINVAL;
+	else
+		WRITE_ONCE(t->val, v);
+	mutex_unlock(&optr_tunable_lock);
+	return err;
+}
+
 static int optr_tunable_set(const char *val, const struct kernel_param *kp)
 {
-	struct optr_tunable *t = kp->arg;
 	unsigned int v;
 
-	if (kstrtouint(val, 0, &v) || v < t->min || v > t->max)
+	if (kstrtouint(val, 0, &v))
 		return -EINVAL;
-	/* The deadline bounds must stay ordered; refuse a write that would
-	 * invert them rather than clamp silently.
-	 */
-	if (t == &optr_deadline_min_us &&
-	    v > optr_tunable_get(&optr_deadline_max_us))
-		return -EINVAL;
-	if (t == &optr_deadline_max_us &&
-	    v < optr_tunable_get(&optr_deadline_min_us))
-		return -EINVAL;
-	WRITE_ONCE(t->val, v);
-	return 0;
+	return optr_tunable_write(kp->arg, v);
 }
 
 static int optr_tunable_show(char *buf, const struct kernel_param *kp)
@@ -141,3 +158,21 @@ OPTR_TUNABLE(max_rounds, 256, 1, 4096,
 	     "Rounds a socket may have open at once");
 OPTR_TUNABLE(backlog_kb, 16384, 0, 1048576,
 	     "Per-socket memory for fragments that arrive before their buffer is posted, KiB");
+OPTR_TUNABLE(loss_alarm_ppm, 10000, 0, 1000000,
+	     "A round ending with more of its posted bytes missing than this, parts per million, raises a netlink loss alarm; 0 disables");
+
+#define OPTR_TUNABLE_ENTRY(_name) { #_name, &optr_##_name }
+
+/* Every runtime tunable by name, for the netlink interface. */
+const struct optr_tunable_entry optr_tunables[] = {
+	OPTR_TUNABLE_ENTRY(deadline_min_us),
+	OPTR_TUNABLE_ENTRY(deadline_max_us),
+	OPTR_TUNABLE_ENTRY(deadline_pctl),
+	OPTR_TUNABLE_ENTRY(deadline_margin_pct),
+	OPTR_TUNABLE_ENTRY(early_idle_pct),
+	OPTR_TUNABLE_ENTRY(pace_mbps),
+	OPTR_TUNABLE_ENTRY(max_rounds),
+	OPTR_TUNABLE_ENTRY(backlog_kb),
+	OPTR_TUNABLE_ENTRY(loss_alarm_ppm),
+	{}
+};

@@ -34,6 +34,17 @@ extern struct optr_tunable optr_early_idle_pct;
 extern struct optr_tunable optr_pace_mbps;
 extern struct optr_tunable optr_max_rounds;
 extern struct optr_tunable optr_backlog_kb;
+extern struct optr_tunable optr_loss_alarm_ppm;
+
+struct optr_tunable_entry {
+	const char *name;
+	struct optr_tunable *t;
+};
+
+/* NULL-terminated. */
+extern const struct optr_tunable_entry optr_tunables[];
+
+int optr_tunable_write(struct optr_tunable *t, unsigned int v);
 
 static inline unsigned int optr_tunable_get(const struct optr_tunable *t)
 {

@@ -25,6 +25,7 @@
 
 #include "comm.h"
 #include "compat.h"
+#include "netlink.h"
 #include "netns.h"
 #include "params.h"
 #include "round.h"
@@ -133,9 +134,27 @@ static void optr_post_end(struct optr_sock *osk, struct optr_post *p,
 	if (!p->last_seen)
 		r->last_pending--;
 	p->round = NULL;
-	if (p->got.covered < p->len)
+	if (p->got.covered < p->len) {
 		optr_stat_sock(osk, OPTR_STAT_BYTES_LOST,
 			       p->len - p->got.covered);
+		r->lost_bytes += p->len - p->got.covered;
+	}
+}
+
+/* Netlink events of a round that ended with bytes missing. */
+static void optr_round_events(struct optr_round *r,
+			      enum optireduce_status status)
+{
+	u32 ppm = optr_tunable_get(&optr_loss_alarm_ppm);
+
+	if (!r->lost_bytes || status == OPTIREDUCE_CANCELLED)
+		return;
+	if (status == OPTIREDUCE_EXPIRED)
+		optr_nl_round_event(r->osk, OPTIREDUCE_CMD_EVENT_ROUND_EXPIRED,
+				    r->id, r->lost_bytes, r->posted_bytes);
+	if (ppm && r->lost_bytes * 1000000 > (u64)ppm * r->posted_bytes)
+		optr_nl_round_event(r->osk, OPTIREDUCE_CMD_EVENT_LOSS_ALARM,
+				    r->id, r->lost_bytes, r->posted_bytes);
 }
 
 /*
@@ -183,6 +202,7 @@ void optr_round_end(struct optr_round *r, enum optireduce_status status)
 	trace_optireduce_round_end(osk->comm->id, osk->comm->rank, r->id,
 				   status,
 				   ktime_to_us(ktime_sub(now, r->opened)));
+	optr_round_events(r, status);
 }
 
 /*
@@ -457,6 +477,7 @@ int optr_post(struct optr_sock *osk, const struct optireduce_post *req,
 		 optr_post_key(req->round, req->src, req->msg));
 	list_add_tail(&p->node, &r->posts);
 	p->round = r;
+	r->posted_bytes += p->len;
 	r->pending++;
 	r->last_pending++;
 	if (!(req->flags & OPTIREDUCE_POST_MORE))

@@ -60,6 +60,8 @@ struct optr_round {
 	ktime_t deadline;
 	ktime_t last_rx;
 	u64 idle_ns;			/* early timeout window; 0 = off */
+	u64 posted_bytes;		/* all posts' lengths */
+	u64 lost_bytes;			/* missing when their posts ended */
 };
 
 /* What the receive path stores in skb->cb for a backlogged fragment. */

@@ -18,6 +18,7 @@ early_idle_pct 0 100
 pace_mbps 0 1000000
 max_rounds 1 4096
 backlog_kb 0 1048576
+loss_alarm_ppm 0 1000000
 "
 
 # refused NAME VALUE: the write fails and the value is unchanged.

@@ -239,4 +239,96 @@ struct optireduce_estimate {
 	__u32 reserved;
 };
 
+/*
+ * Generic netlink family OPTIREDUCE_GENL_NAME, version OPTIREDUCE_GENL_VERSION,
+ * per network namespace. Reads are open to everyone; commands marked (admin)
+ * need CAP_NET_ADMIN.
+ *
+ *   OPTIREDUCE_CMD_SOCK_GET    dump: one message per socket of the namespace:
+ *       SOCK_INODE u64, SOCK_UID u32, SOCK_PACE_MBPS u32,
+ *       SOCK_ROUNDS u32 (open), SOCK_COMPLETIONS u32 (queued),
+ *       and if joined: COMM_ID u32, COMM_RANK u32, COMM_NRANKS u32,
+ *       COMM_GROUP be32 (multicast only), ESTIMATE (nested ESTIMATE_*),
+ *       STATS (nested, one u64 per counter, types OPTIREDUCE_STAT_*)
+ *   OPTIREDUCE_CMD_COMM_GET    dump: one message per communicator with a
+ *       member in the namespace: COMM_ID, COMM_NRANKS, COMM_GROUP,
+ *       COMM_MEMBERS (nested COMM_RANK u32 of each local member)
+ *   OPTIREDUCE_CMD_STATS_GET   do: the namespace's counters, STATS
+ *   OPTIREDUCE_CMD_STATS_RESET do (admin): zero the namespace's and all its
+ *       sockets' counters
+ *   OPTIREDUCE_CMD_PARAM_GET   dump, or do with PARAM_NAME: PARAM_NAME
+ *       string, PARAM_VALUE u32, PARAM_MIN u32, PARAM_MAX u32,
+ *       PARAM_WRITABLE flag
+ *   OPTIREDUCE_CMD_PARAM_SET   do (admin): PARAM_NAME, PARAM_VALUE; the same
+ *       validation as the sysfs parameter (EINVAL, value unchanged)
+ *
+ * Multicast group OPTIREDUCE_GENL_MCGRP_EVENTS, per namespace:
+ *   OPTIREDUCE_CMD_EVENT_ROUND_EXPIRED  a round reached its deadline with
+ *       bytes missing: COMM_ID, COMM_RANK, EVENT_ROUND u32, EVENT_LOST u64
+ *       (bytes), EVENT_EXPECTED u64 (bytes posted)
+ *   OPTIREDUCE_CMD_EVENT_LOSS_ALARM     a round ended with more than
+ *       loss_alarm_ppm of its posted bytes missing: the same attributes
+ */
+#define OPTIREDUCE_GENL_NAME		"optireduce"
+#define OPTIREDUCE_GENL_VERSION		1
+#define OPTIREDUCE_GENL_MCGRP_EVENTS	"events"
+
+enum {
+	OPTIREDUCE_CMD_UNSPEC,
+	OPTIREDUCE_CMD_SOCK_GET,
+	OPTIREDUCE_CMD_COMM_GET,
+	OPTIREDUCE_CMD_STATS_GET,
+	OPTIREDUCE_CMD_STATS_RESET,
+	OPTIREDUCE_CMD_PARAM_GET,
+	OPTIREDUCE_CMD_PARAM_SET,
+	OPTIREDUCE_CMD_EVENT_ROUND_EXPIRED,
+	OPTIREDUCE_CMD_EVENT_LOSS_ALARM,
+	__OPTIREDUCE_CMD_MAX
+};
+
+#define OPTIREDUCE_CMD_MAX (__OPTIREDUCE_CMD_MAX - 1)
+
+enum {
+	OPTIREDUCE_A_UNSPEC,
+	OPTIREDUCE_A_PAD,
+	OPTIREDUCE_A_SOCK_INODE,	/* u64 */
+	OPTIREDUCE_A_SOCK_UID,		/* u32 */
+	OPTIREDUCE_A_SOCK_PACE_MBPS,	/* u32 */
+	OPTIREDUCE_A_SOCK_ROUNDS,	/* u32 */
+	OPTIREDUCE_A_SOCK_COMPLETIONS,	/* u32 */
+	OPTIREDUCE_A_COMM_ID,		/* u32 */
+	OPTIREDUCE_A_COMM_RANK,		/* u32 */
+	OPTIREDUCE_A_COMM_NRANKS,	/* u32 */
+	OPTIREDUCE_A_COMM_GROUP,	/* be32 */
+	OPTIREDUCE_A_COMM_MEMBERS,	/* nested COMM_RANK */
+	OPTIREDUCE_A_STATS,		/* nested OPTIREDUCE_STAT_* u64 */
+	OPTIREDUCE_A_ESTIMATE,		/* nested OPTIREDUCE_ESTIMATE_* u32 */
+	OPTIREDUCE_A_PARAM_NAME,	/* string */
+	OPTIREDUCE_A_PARAM_VALUE,	/* u32 */
+	OPTIREDUCE_A_PARAM_MIN,		/* u32 */
+	OPTIREDUCE_A_PARAM_MAX,		/* u32 */
+	OPTIREDUCE_A_PARAM_WRITABLE,	/* flag */
+	OPTIREDUCE_A_EVENT_ROUND,	/* u32 */
+	OPTIREDUCE_A_EVENT_LOST,	/* u64 */
+	OPTIREDUCE_A_EVENT_EXPECTED,	/* u64 */
+	__OPTIREDUCE_A_MAX
+};
+
+#define OPTIREDUCE_A_MAX (__OPTIREDUCE_A_MAX - 1)
+
+/* Inside OPTIREDUCE_A_ESTIMATE. */
+enum {
+	OPTIREDUCE_ESTIMATE_UNSPEC,
+	OPTIREDUCE_ESTIMATE_DEADLINE_US,
+	OPTIREDUCE_ESTIMATE_TYPICAL_US,
+	OPTIREDUCE_ESTIMATE_SAMPLES,
+	__OPTIREDUCE_ESTIMATE_MAX
+};
+
+/*
+ * Inside OPTIREDUCE_A_STATS: attribute type i + 1 carries field i of
+ * struct optireduce_stats (rounds_opened is 1, ..., drop_nomem is 20).
+ */
+#define OPTIREDUCE_STAT_ATTR(field_index)	((field_index) + 1)
+
 #endif /* _UAPI_LINUX_OPTIREDUCE_H */
