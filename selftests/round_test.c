@@ -23,6 +23,14 @@
 
 /* Timing tolerance on a slow emulated guest: late by at most this much. */
 #define LATE_NS		(400 * 1000 * 1000ULL)
+/*
+ * The deadline of rounds in tests that are not about deadlines: long
+ * enough for the debug kernel (KASAN, lockdep, software emulation), where
+ * everything runs tens of times slower.
+ */
+#define LONG_US		30000000
+/* Harness timeout, seconds, of the tests that move the most data. */
+#define HEAVY_S		600
 
 FIXTURE(pair) {
 	int a, b;		/* ranks 0 and 1 */
@@ -87,7 +95,7 @@ static void fill(__u8 *p, size_t n, unsigned int seed)
 		p[i] = (seed * 131 + i * 7 + (i >> 11)) & 0x7f;
 }
 
-TEST_F(pair, delivers_every_size_byte_exact)
+TEST_F_TIMEOUT(pair, delivers_every_size_byte_exact, HEAVY_S)
 {
 	static const size_t sizes[] = { 1, 35, 1400, 1500, 9000, 65536,
 					100000, 4 << 20 };
@@ -105,10 +113,10 @@ TEST_F(pair, delivers_every_size_byte_exact)
 		/* Explicit deadline: the adaptive one learns from the small
 		 * rounds before and would rightly expire the 4 MiB one.
 		 */
-		ASSERT_EQ(0, optr_post(self->b, i + 1, 5, 0, 0, 5000000,
+		ASSERT_EQ(0, optr_post(self->b, i + 1, 5, 0, 0, LONG_US,
 				       1000 + i, dst, n));
 		ASSERT_EQ((ssize_t)n, optr_send(self->a, i + 1, 5, 1, 0, src, n));
-		ASSERT_EQ(0, optr_recv_one(self->b, &c, 5000));
+		ASSERT_EQ(0, optr_recv_one(self->b, &c, LONG_US / 1000));
 		EXPECT_EQ(OPTIREDUCE_COMPLETE, c.h.status);
 		EXPECT_EQ((__u32)n, c.h.len);
 		EXPECT_EQ((__u32)n, c.h.received);
@@ -135,8 +143,9 @@ TEST_F(pair, early_fragments_wait_for_their_post)
 	ASSERT_EQ((ssize_t)sizeof(src),
 		  optr_send(self->a, 1, 0, 1, 0, src, sizeof(src)));
 	usleep(50000);
-	ASSERT_EQ(0, optr_post(self->b, 1, 0, 0, 0, 0, 0, dst, sizeof(dst)));
-	ASSERT_EQ(0, optr_recv_one(self->b, &c, 5000));
+	ASSERT_EQ(0, optr_post(self->b, 1, 0, 0, 0, LONG_US, 0, dst,
+			       sizeof(dst)));
+	ASSERT_EQ(0, optr_recv_one(self->b, &c, LONG_US / 1000));
 	EXPECT_EQ(OPTIREDUCE_COMPLETE, c.h.status);
 	EXPECT_EQ(0, memcmp(src, dst, sizeof(dst)));
 	ASSERT_EQ(0, optr_stats(self->b, &st));
@@ -254,7 +263,7 @@ TEST_F(pair, stale_and_duplicate_fragments)
 	struct optr_compl c;
 
 	fill(src, sizeof(src), 4);
-	ASSERT_EQ(0, optr_post(self->b, 5, 0, 0, 0, 0, 0, dst, sizeof(dst)));
+	ASSERT_EQ(0, optr_post(self->b, 5, 0, 0, 0, LONG_US, 0, dst, sizeof(dst)));
 	ASSERT_EQ(0, optr_stats(self->b, &before));
 	inject(_metadata, self, 5, 0, 0, 1000, 2000, src);
 	inject(_metadata, self, 5, 0, 0, 1000, 2000, src);	/* duplicate */
@@ -307,7 +316,7 @@ TEST_F(pair, max_rounds_enforced)
 }
 
 /* 64 rounds open at once, sent in reverse order, all complete. */
-TEST_F(pair, many_rounds_in_flight)
+TEST_F_TIMEOUT(pair, many_rounds_in_flight, HEAVY_S)
 {
 	enum { ROUNDS = 64, LEN = 3000 };
 	static __u8 src[ROUNDS][LEN], dst[ROUNDS][LEN];
@@ -316,14 +325,14 @@ TEST_F(pair, many_rounds_in_flight)
 
 	for (r = 0; r < ROUNDS; r++) {
 		fill(src[r], LEN, r);
-		ASSERT_EQ(0, optr_post(self->b, 100 + r, 0, 0, 0, 0, r,
+		ASSERT_EQ(0, optr_post(self->b, 100 + r, 0, 0, 0, LONG_US, r,
 				       dst[r], LEN));
 	}
 	for (r = ROUNDS - 1; r >= 0; r--)
 		ASSERT_EQ(LEN, optr_send(self->a, 100 + r, 0, 1, 0, src[r],
 					 LEN));
 	while (done < ROUNDS) {
-		ASSERT_EQ(0, optr_recv_one(self->b, &c, 5000));
+		ASSERT_EQ(0, optr_recv_one(self->b, &c, LONG_US / 1000));
 		EXPECT_EQ(OPTIREDUCE_COMPLETE, c.h.status);
 		done++;
 	}
@@ -373,11 +382,13 @@ TEST_F(pair, batched_completions)
 
 	fill(src, sizeof(src), 0);
 	for (r = 0; r < 3; r++) {
-		ASSERT_EQ(0, optr_post(self->b, r + 1, 0, 0, 0, 0, 0, dst[r],
-				       100));
+		ASSERT_EQ(0, optr_post(self->b, r + 1, 0, 0, 0, LONG_US, 0,
+				       dst[r], 100));
 		ASSERT_EQ(100, optr_send(self->a, r + 1, 0, 1, 0, src, 100));
 	}
-	usleep(200000);
+	/* All three are ready once the last one is. */
+	ASSERT_TRUE(optr_wait_readable(self->b, LONG_US / 1000));
+	usleep(100000);
 	n = recv(self->b, buf, sizeof(buf), MSG_DONTWAIT);
 	ASSERT_EQ(3 * (ssize_t)sizeof(struct optireduce_completion), n);
 	while (off < n) {
@@ -403,7 +414,7 @@ TEST_F(pair, poll_and_epoll)
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->b, &ev));
 	ASSERT_EQ(1, poll(&pfd, 1, 0));
 	EXPECT_EQ(POLLOUT, pfd.revents);
-	ASSERT_EQ(0, optr_post(self->b, 1, 0, 0, 0, 0, 0, dst, sizeof(dst)));
+	ASSERT_EQ(0, optr_post(self->b, 1, 0, 0, 0, LONG_US, 0, dst, sizeof(dst)));
 	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 50));
 	ASSERT_EQ(10, optr_send(self->a, 1, 0, 1, 0, src, sizeof(src)));
 	ASSERT_EQ(1, epoll_wait(ep, &out, 1, 5000));
@@ -427,10 +438,10 @@ TEST_F(pair, stats_and_estimate)
 	 * round if this process is descheduled between post and send.
 	 */
 	for (r = 1; r <= 10; r++) {
-		ASSERT_EQ(0, optr_post(self->b, r, 0, 0, 0, 2000000, 0, dst,
+		ASSERT_EQ(0, optr_post(self->b, r, 0, 0, 0, LONG_US, 0, dst,
 				       sizeof(dst)));
 		ASSERT_EQ(1000, optr_send(self->a, r, 0, 1, 0, src, 1000));
-		ASSERT_EQ(0, optr_recv_one(self->b, &c, 5000));
+		ASSERT_EQ(0, optr_recv_one(self->b, &c, LONG_US / 1000));
 	}
 	ASSERT_EQ(0, getsockopt(self->b, optr_sol(), OPTIREDUCE_ESTIMATE, &est,
 				&len));
@@ -468,7 +479,7 @@ TEST_F(pair, close_with_everything_in_flight)
 }
 
 /* Thousands of rounds leave slab usage where it was. */
-TEST_F(pair, slab_flat_over_many_rounds)
+TEST_F_TIMEOUT(pair, slab_flat_over_many_rounds, HEAVY_S)
 {
 	enum { WARM = 300, ROUNDS = 3000 };
 	__u8 src[200], dst[200];
@@ -480,10 +491,11 @@ TEST_F(pair, slab_flat_over_many_rounds)
 	for (r = 1; r <= WARM + ROUNDS; r++) {
 		if (r == WARM + 1)
 			before = optr_meminfo_kb("Slab:");
-		ASSERT_EQ(0, optr_post(self->b, r, 0, 0, 0, 0, 0, dst,
+		ASSERT_EQ(0, optr_post(self->b, r, 0, 0, 0, LONG_US, 0, dst,
 				       sizeof(dst)));
 		ASSERT_EQ(200, optr_send(self->a, r, 0, 1, 0, src, 200));
-		ASSERT_EQ(0, optr_recv_one(self->b, &c, 5000));
+		ASSERT_EQ(0, optr_recv_one(self->b, &c, LONG_US / 1000));
+		ASSERT_EQ(OPTIREDUCE_COMPLETE, c.h.status);
 	}
 	after = optr_meminfo_kb("Slab:");
 	TH_LOG("slab %ld kB before, %ld kB after %d rounds", before, after,
