@@ -31,7 +31,7 @@ CHECKPATCH = perl "$(KSRC_CMD)/scripts/checkpatch.pl" --no-tree --terse \
 	--show-types --ignore $(CHECKPATCH_IGNORE)
 
 .PHONY: all deps module lib tools selftests check check-debug demo style \
-	install modules_install clean
+	install modules_install clean bench-transport
 
 all: module lib tools selftests
 
@@ -45,6 +45,7 @@ lib: deps
 	$(MAKE) -C lib
 
 tools: lib
+	$(MAKE) -C tools/optireduce
 
 selftests: deps
 	$(MAKE) -C selftests KSFT_DIR="$(KSRC_CMD)/tools/testing/selftests"
@@ -61,6 +62,11 @@ demo: all
 	@tools/install-deps vm
 	@tools/demo
 
+bench-transport: module
+	@tools/install-deps vm
+	$(MAKE) -C tools/bench
+	@tools/bench/transport-bench $(BENCH_ARGS)
+
 style: deps
 	@{ $(CHECKPATCH) --strict -f $$(find kmod uapi -name '*.[ch]' \
 		! -name '*.mod.c' ! -name trace.h | sort); \
@@ -69,6 +75,7 @@ style: deps
 
 install: lib tools
 	$(MAKE) -C lib install
+	$(MAKE) -C tools/optireduce install
 
 modules_install: module
 	$(MAKE) -C "$(KDIR_CMD)" M="$(CURDIR)" modules_install
@@ -76,5 +83,6 @@ modules_install: module
 clean:
 	$(MAKE) -C "$(KDIR_CMD)" M="$(CURDIR)" clean || true
 	$(MAKE) -C lib clean || true
+	$(MAKE) -C tools/optireduce clean
 	$(MAKE) -C selftests clean
 	rm -rf build

@@ -2,9 +2,10 @@
 /*
  * The generic netlink family: what the optireduce tool reads and sets.
  * Commands and attributes are listed in uapi/linux/optireduce.h. Every
- * command sees only its own network namespace; changes need CAP_NET_ADMIN
- * (GENL_ADMIN_PERM). Events go to the "events" multicast group of the
- * namespace where the round ended.
+ * command sees only its own network namespace. Changing a module-wide
+ * tunable needs CAP_NET_ADMIN in the initial user namespace; resetting a
+ * namespace's counters, CAP_NET_ADMIN over that namespace. Events go to
+ * the "events" multicast group of the namespace where the round ended.
  */
 
 #include <linux/string.h>
@@ -51,7 +52,11 @@ cancel:
 	return -EMSGSIZE;
 }
 
-static int optr_nl_put_sock(struct sk_buff *skb, struct optr_sock *osk)
+/* @user_ns: the reader's, into which the owner's uid is mapped (as /proc
+ * and inet_diag do).
+ */
+static int optr_nl_put_sock(struct sk_buff *skb, struct optr_sock *osk,
+			    struct user_namespace *user_ns)
 {
 	struct optr_comm *comm = READ_ONCE(osk->comm);
 	struct optireduce_estimate est = {};
@@ -70,7 +75,7 @@ static int optr_nl_put_sock(struct sk_buff *skb, struct optr_sock *osk)
 	if (nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_INODE,
 			      sock_i_ino(&osk->sk), OPTIREDUCE_A_PAD) ||
 	    nla_put_u32(skb, OPTIREDUCE_A_SOCK_UID,
-			from_kuid_munged(&init_user_ns, sock_i_uid(&osk->sk))) ||
+			from_kuid_munged(user_ns, sock_i_uid(&osk->sk))) ||
 	    nla_put_u32(skb, OPTIREDUCE_A_SOCK_PACE_MBPS, pace) ||
 	    nla_put_u32(skb, OPTIREDUCE_A_SOCK_ROUNDS, READ_ONCE(osk->nrounds)) ||
 	    nla_put_u32(skb, OPTIREDUCE_A_SOCK_COMPLETIONS,
@@ -116,7 +121,8 @@ static int optr_nl_sock_dump(struct sk_buff *skb, struct netlink_callback *cb)
 			err = -EMSGSIZE;
 			break;
 		}
-		err = optr_nl_put_sock(skb, osk);
+		err = optr_nl_put_sock(skb, osk,
+				       sk_user_ns(NETLINK_CB(cb->skb).sk));
 		if (err) {
 			genlmsg_cancel(skb, hdr);
 			break;
@@ -367,6 +373,7 @@ static int optr_nl_param_set(struct sk_buff *skb, struct genl_info *info)
 	const struct optr_tunable_entry *e;
 	struct optr_nl_param p;
 	unsigned int i;
+	u32 v;
 	int err;
 
 	if (!info->attrs[OPTIREDUCE_A_PARAM_VALUE]) {
@@ -382,9 +389,12 @@ static int optr_nl_param_set(struct sk_buff *skb, struct genl_info *info)
 	}
 	for (e = optr_tunables; strcmp(e->name, p.name); e++)
 		;
-	err = optr_tunable_write(e->t,
-				 nla_get_u32(info->attrs[OPTIREDUCE_A_PARAM_VALUE]));
-	if (err)
+	v = nla_get_u32(info->attrs[OPTIREDUCE_A_PARAM_VALUE]);
+	err = optr_tunable_write(e->t, v);
+	if (err && v >= e->t->min && v <= e->t->max)
+		GENL_SET_ERR_MSG(info,
+				 "deadline_min_us may not exceed deadline_max_us");
+	else if (err)
 		GENL_SET_ERR_MSG(info, "value out of range");
 	return err;
 }
@@ -405,7 +415,8 @@ static const struct genl_ops optr_nl_ops[] = {
 	{
 		.cmd = OPTIREDUCE_CMD_STATS_RESET,
 		.doit = optr_nl_stats_reset,
-		.flags = GENL_ADMIN_PERM,
+		/* The namespace's own counters: its owner may reset them. */
+		.flags = GENL_UNS_ADMIN_PERM,
 	},
 	{
 		.cmd = OPTIREDUCE_CMD_PARAM_GET,

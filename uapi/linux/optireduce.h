@@ -242,20 +242,21 @@ struct optireduce_estimate {
 /*
  * Generic netlink family OPTIREDUCE_GENL_NAME, version OPTIREDUCE_GENL_VERSION,
  * per network namespace. Reads are open to everyone; commands marked (admin)
- * need CAP_NET_ADMIN.
+ * need CAP_NET_ADMIN (PARAM_SET: in the initial user namespace, since it
+ * changes the whole module; STATS_RESET: over the network namespace).
  *
  *   OPTIREDUCE_CMD_SOCK_GET    dump: one message per socket of the namespace:
- *       SOCK_INODE u64, SOCK_UID u32, SOCK_PACE_MBPS u32,
- *       SOCK_ROUNDS u32 (open), SOCK_COMPLETIONS u32 (queued),
- *       and if joined: COMM_ID u32, COMM_RANK u32, COMM_NRANKS u32,
- *       COMM_GROUP be32 (multicast only), ESTIMATE (nested ESTIMATE_*),
- *       STATS (nested, one u64 per counter, types OPTIREDUCE_STAT_*)
+ *       SOCK_INODE u64, SOCK_UID u32 (in the reader's user namespace),
+ *       SOCK_PACE_MBPS u32, SOCK_ROUNDS u32 (open), SOCK_COMPLETIONS u32
+ *       (queued), STATS (nested, one u64 per counter), and if joined:
+ *       COMM_ID u32, COMM_RANK u32, COMM_NRANKS u32, COMM_GROUP be32
+ *       (multicast only), ESTIMATE (nested ESTIMATE_*)
  *   OPTIREDUCE_CMD_COMM_GET    dump: one message per communicator with a
  *       member in the namespace: COMM_ID, COMM_NRANKS, COMM_GROUP,
  *       COMM_MEMBERS (nested COMM_RANK u32 of each local member)
  *   OPTIREDUCE_CMD_STATS_GET   do: the namespace's counters, STATS
- *   OPTIREDUCE_CMD_STATS_RESET do (admin): zero the namespace's and all its
- *       sockets' counters
+ *   OPTIREDUCE_CMD_STATS_RESET do (admin of the namespace): zero the
+ *       namespace's and all its sockets' counters
  *   OPTIREDUCE_CMD_PARAM_GET   dump, or do with PARAM_NAME: PARAM_NAME
  *       string, PARAM_VALUE u32, PARAM_MIN u32, PARAM_MAX u32,
  *       PARAM_WRITABLE flag
