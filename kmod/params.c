@@ -154,6 +154,8 @@ OPTR_TUNABLE(early_idle_pct, 10, 0, 100,
 	     "Idle time, as percent of the estimate, after which a round whose senders all sent their last fragment completes early; 0 disables");
 OPTR_TUNABLE(pace_mbps, 0, 0, 1000000,
 	     "Default send rate of a socket, Mbit/s; 0 leaves sends unpaced");
+OPTR_TUNABLE(tx_segs, 64, 1, 128,
+	     "Fragments a sender hands to the IP layer at once as one UDP GSO packet; 1 sends each on its own");
 OPTR_TUNABLE(max_rounds, 256, 1, 4096,
 	     "Rounds a socket may have open at once");
 OPTR_TUNABLE(backlog_kb, 16384, 0, 1048576,
@@ -171,6 +173,7 @@ const struct optr_tunable_entry optr_tunables[] = {
 	OPTR_TUNABLE_ENTRY(deadline_margin_pct),
 	OPTR_TUNABLE_ENTRY(early_idle_pct),
 	OPTR_TUNABLE_ENTRY(pace_mbps),
+	OPTR_TUNABLE_ENTRY(tx_segs),
 	OPTR_TUNABLE_ENTRY(max_rounds),
 	OPTR_TUNABLE_ENTRY(backlog_kb),
 	OPTR_TUNABLE_ENTRY(loss_alarm_ppm),

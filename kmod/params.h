@@ -32,6 +32,7 @@ extern struct optr_tunable optr_deadline_pctl;
 extern struct optr_tunable optr_deadline_margin_pct;
 extern struct optr_tunable optr_early_idle_pct;
 extern struct optr_tunable optr_pace_mbps;
+extern struct optr_tunable optr_tx_segs;
 extern struct optr_tunable optr_max_rounds;
 extern struct optr_tunable optr_backlog_kb;
 extern struct optr_tunable optr_loss_alarm_ppm;

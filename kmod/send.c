@@ -10,6 +10,7 @@
 #include <linux/ip.h>
 #include <linux/sched/signal.h>
 #include <linux/uio.h>
+#include <linux/skbuff.h>
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/route.h>
@@ -28,6 +29,8 @@
  * microseconds costs more than it smooths.
  */
 #define OPTR_PACE_SLACK_NS	(20 * NSEC_PER_USEC)
+/* How far behind its schedule a paced sender may fall and catch up. */
+#define OPTR_PACE_BURST_NS	(200 * NSEC_PER_USEC)
 #define OPTR_UDP_MAX_PAYLOAD	(65507 - sizeof(struct optr_wire_hdr))
 
 static u32 optr_pace_rate(struct optr_sock *osk)
@@ -37,8 +40,10 @@ static u32 optr_pace_rate(struct optr_sock *osk)
 }
 
 /*
- * Wait until a datagram of @wire_bytes may leave at the paced rate.
- * -ETIMEDOUT when that would be after @deadline.
+ * Wait until @wire_bytes may leave at the paced rate: a token bucket that
+ * lets a sender run up to OPTR_PACE_BURST_NS ahead, so a late wake-up is
+ * made up by the following datagrams instead of being forgiven.
+ * -ETIMEDOUT when the datagram could only leave after @deadline.
  */
 static int optr_pace(struct optr_sock *osk, u32 wire_bytes, ktime_t deadline)
 {
@@ -49,7 +54,9 @@ static int optr_pace(struct optr_sock *osk, u32 wire_bytes, ktime_t deadline)
 	if (!mbps)
 		return 0;
 	now = ktime_get();
-	when = ktime_after(osk->next_tx, now) ? osk->next_tx : now;
+	if (ktime_before(osk->next_tx, ktime_sub_ns(now, OPTR_PACE_BURST_NS)))
+		osk->next_tx = ktime_sub_ns(now, OPTR_PACE_BURST_NS);
+	when = osk->next_tx;
 	if (ktime_after(when, deadline))
 		return -ETIMEDOUT;
 	/* bits / (Mbit/s) = microseconds; * 1000 for ns */
@@ -60,6 +67,67 @@ static int optr_pace(struct optr_sock *osk, u32 wire_bytes, ktime_t deadline)
 	schedule_hrtimeout_range(&when, OPTR_PACE_SLACK_NS / 2,
 				 HRTIMER_MODE_ABS);
 	return signal_pending(current) ? -EINTR : 0;
+}
+
+/*
+ * One skb carrying @nseg fragments of @maxp payload bytes each (the last
+ * may be shorter), each behind its own header. With more than one it is a
+ * UDP GSO packet (SKB_GSO_UDP_L4, segment = header + fragment): the IP
+ * layer and the device path run once for the batch, and it is cut into
+ * datagrams only where it has to be, as UDP_SEGMENT sockets do.
+ */
+static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
+				  u32 nseg, u32 maxp, u32 hroom,
+				  struct iov_iter *iter, ktime_t deadline,
+				  int *err)
+{
+	const u32 seg = sizeof(struct optr_wire_hdr) + maxp;
+	u32 data = min_t(u32, nseg * maxp, f->total - f->offset);
+	u32 wire = nseg * sizeof(struct optr_wire_hdr) + data;
+	struct sk_buff *skb;
+	u32 i;
+
+	/* Page fragments for a batch: no large linear allocation. */
+	skb = optr_udp_alloc_skb(osk->on, hroom + (nseg > 1 ? 0 : wire),
+				 nseg > 1 ? wire : 0, deadline, err);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, hroom);
+	if (nseg == 1) {
+		skb_put(skb, wire);
+	} else {
+		/* The allocator attached the pages; their bytes are ours
+		 * to account, as for any caller of sock_alloc_send_pskb().
+		 */
+		skb->data_len = wire;
+		skb->len = wire;
+	}
+	for (i = 0; i < nseg; i++) {
+		u32 n = min(maxp, f->total - f->offset);
+		struct optr_wire_hdr h;
+
+		f->flags = (f->flags & OPTR_WIRE_MCAST) |
+			   (f->offset + n == f->total ? OPTR_WIRE_LAST : 0);
+		optr_wire_build(&h, f);
+		if (skb_store_bits(skb, i * seg, &h, sizeof(h)) ||
+		    skb_copy_datagram_from_iter(skb, i * seg + sizeof(h), iter,
+						n)) {
+			kfree_skb(skb);
+			*err = -EFAULT;
+			return NULL;
+		}
+		f->offset += n;
+	}
+	if (nseg > 1) {
+		skb_shinfo(skb)->gso_size = seg;
+		skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
+		skb_shinfo(skb)->gso_segs = nseg;
+		/* The UDP header goes right in front of the data. */
+		skb->ip_summed = CHECKSUM_PARTIAL;
+		skb->csum_start = skb_headroom(skb) - sizeof(struct udphdr);
+		skb->csum_offset = offsetof(struct udphdr, check);
+	}
+	return skb;
 }
 
 /* Send the whole message in @iter to one IPv4 destination. */
@@ -73,11 +141,12 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 	struct sock *usk = on->udp->sk;
 	__be16 port = htons(optr_port);
 	u64 packets = 0, bytes = 0;
+	u32 maxp, hroom, segs_max;
 	struct flowi4 fl4 = {};
-	u32 off = 0, maxp, hroom;
 	struct rtable *rt;
 	int err = 0;
 
+	f->offset = 0;
 	fl4.daddr = daddr;
 	fl4.flowi4_oif = oif;
 	fl4.flowi4_proto = IPPROTO_UDP;
@@ -98,49 +167,46 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 		sizeof(struct iphdr) + sizeof(struct udphdr);
 	if (!ttl)
 		ttl = ip4_dst_hoplimit(&rt->dst);
+	/* A batch must fit one IP datagram's length field. */
+	segs_max = min3(optr_tunable_get(&optr_tx_segs), (u32)UDP_MAX_SEGMENTS,
+			(u32)((65535 - sizeof(struct iphdr) - sizeof(struct udphdr)) /
+			      (sizeof(struct optr_wire_hdr) + maxp)));
 
-	while (off < f->total) {
-		u32 n = min(maxp, f->total - off);
+	while (f->offset < f->total) {
+		u32 nseg = min(max(segs_max, 1U),
+			       DIV_ROUND_UP(f->total - f->offset, maxp));
+		u32 start = f->offset;
 		struct sk_buff *skb;
 
-		err = optr_pace(osk, ovh + n, deadline);
+		err = optr_pace(osk, nseg * ovh +
+				min_t(u32, nseg * maxp, f->total - start),
+				deadline);
 		if (err)
 			break;
-		skb = optr_udp_alloc_skb(on, hroom + sizeof(struct optr_wire_hdr) + n,
-					 deadline, &err);
+		skb = optr_build(osk, f, nseg, maxp, hroom, iter, deadline,
+				 &err);
 		if (!skb)
 			break;
-		skb_reserve(skb, hroom);
-		f->offset = off;
-		f->flags = (f->flags & OPTR_WIRE_MCAST) |
-			   (off + n == f->total ? OPTR_WIRE_LAST : 0);
-		optr_wire_build(skb_put(skb, sizeof(struct optr_wire_hdr)), f);
-		if (!copy_from_iter_full(skb_put(skb, n), n, iter)) {
-			kfree_skb(skb);
-			err = -EFAULT;
-			break;
-		}
-		/* Each datagram takes its own reference on the route. The
-		 * tunnel transmit path expects softirqs off, as it has
-		 * under a device's ndo_start_xmit.
+		/* Each skb takes its own reference on the route. The tunnel
+		 * transmit path expects softirqs off, as it has under a
+		 * device's ndo_start_xmit.
 		 */
 		dst_hold(&rt->dst);
 		local_bh_disable();
 		udp_tunnel_xmit_skb(rt, usk, skb, fl4.saddr, daddr, 0, ttl, 0,
 				    port, port, false, false);
 		local_bh_enable();
-		packets++;
-		bytes += n;
-		off += n;
+		packets += nseg;
+		bytes += f->offset - start;
 	}
 	ip_rt_put(rt);
 out:
 	spin_lock_bh(&osk->lock);
 	optr_stat_sock(osk, OPTR_STAT_TX_PACKETS, packets);
 	optr_stat_sock(osk, OPTR_STAT_TX_BYTES, bytes);
-	if (off < f->total)
+	if (f->offset < f->total)
 		optr_stat_sock(osk, OPTR_STAT_TX_DROPPED,
-			       DIV_ROUND_UP(f->total - off, maxp));
+			       DIV_ROUND_UP(f->total - f->offset, maxp));
 	spin_unlock_bh(&osk->lock);
 	return err;
 }

@@ -70,11 +70,13 @@ void optr_udp_close(struct optr_net *on)
 }
 
 /*
- * An skb of @size bytes charged to the UDP socket. Waits while fragments
- * already sent fill its send buffer, but never past @deadline.
+ * An skb charged to the UDP socket: @size bytes of linear room and
+ * @data_len bytes in page fragments. Waits while datagrams already sent
+ * fill the socket's send buffer, but never past @deadline.
  */
 struct sk_buff *optr_udp_alloc_skb(struct optr_net *on, unsigned int size,
-				   ktime_t deadline, int *err)
+				   unsigned int data_len, ktime_t deadline,
+				   int *err)
 {
 	struct sock *sk = on->udp->sk;
 
@@ -83,7 +85,8 @@ struct sk_buff *optr_udp_alloc_skb(struct optr_net *on, unsigned int size,
 		ktime_t left;
 		long ret;
 
-		skb = sock_alloc_send_pskb(sk, size, 0, 1, err, 0);
+		skb = sock_alloc_send_pskb(sk, size, data_len, 1, err,
+					   PAGE_ALLOC_COSTLY_ORDER);
 		if (skb) {
 			/* It may leave an error code behind on success. */
 			*err = 0;

@@ -16,6 +16,7 @@ deadline_pctl 50 100
 deadline_margin_pct 0 1000
 early_idle_pct 0 100
 pace_mbps 0 1000000
+tx_segs 1 128
 max_rounds 1 4096
 backlog_kb 0 1048576
 loss_alarm_ppm 0 1000000
