@@ -66,6 +66,7 @@ PEERS_OVERRIDE=
 BACKLOG_KB=$(cat "$PARAMS/backlog_kb")
 cleanup() {
 	echo "$BACKLOG_KB" >"$PARAMS/backlog_kb"
+	[ -n "${TX_SEGS_DEFAULT:-}" ] && wire_batched
 	if [ ${#NS_LIST[@]} -gt 0 ]; then
 		# One `ip -batch` instead of one process per namespace.
 		printf 'netns del %s\n' "${NS_LIST[@]}" |
@@ -95,11 +96,6 @@ cycle_sums() {
 	done
 }
 
-# netem_on N ARGS...: netem ARGS on the egress of hosts 0..N-1 (replacing
-# what was there); netem_off N removes whatever root qdisc they have.
-# Datagrams still delayed when a case ends reach the next case's
-# namespaces as strangers (drop_unknown_comm or drop_stale_round), which
-# no case counts on.
 # A qdisc on the sender sees what the module hands to IP: with tx_segs > 1,
 # batches of fragments (UDP GSO) that are cut into datagrams only further
 # down. Loss on a real wire hits single datagrams, so cases that emulate
@@ -109,6 +105,11 @@ TX_SEGS_DEFAULT=$(cat "$PARAMS/tx_segs")
 wire_datagrams() { echo 1 >"$PARAMS/tx_segs"; }
 wire_batched() { echo "$TX_SEGS_DEFAULT" >"$PARAMS/tx_segs"; }
 
+# netem_on N ARGS...: netem ARGS on the egress of hosts 0..N-1 (replacing
+# what was there), sending unbatched; netem_off N removes whatever root
+# qdisc they have and batches again. Datagrams still delayed when a case
+# ends reach the next case's namespaces as strangers (drop_unknown_comm
+# or drop_stale_round), which no case counts on.
 netem_on() {
 	local n=$1 i
 
@@ -131,11 +132,12 @@ netem_off() {
 
 # run_ranks NAME N ARGS...: optr_peer as ranks 0..N-1 on hosts 0..N-1,
 # with ARGS plus RANK_ARGS[I] for rank I (later options win over earlier
-# ones, and both over the default --deadline-us $SAFE_DEADLINE). All join before any starts
-# (a datagram for a namespace with no member yet is simply lost). Output
-# of rank I in $WORK/NAME.out.I, exit status in RC[I]. Each rank also
-# prints how its namespace's counters moved while it ran (--net-counters):
-# cases can share namespaces, and no extra process is needed to read them.
+# ones, and both over the default --deadline-us $SAFE_DEADLINE). All join
+# before any starts (a datagram for a namespace with no member yet is
+# simply lost). Output of rank I in $WORK/NAME.out.I, exit status in
+# RC[I]. Each rank also prints how its namespace's counters moved while it
+# ran (--net-counters): cases can share namespaces, and no extra process
+# is needed to read them.
 run_ranks() {
 	local name=$1 n=$2 i waited=0
 	local -a pids=()
@@ -745,6 +747,7 @@ echo "# LAN of 8 namespaces: $((SECONDS - t_start)) s"
 run() {
 	[[ "$*" =~ ${OPTIREDUCE_TRANSPORT_CASES:-.} ]] && "$@"
 }
+[ "$TIME_SCALE" -ne 1 ] && echo "# slow kernel: times scaled by $TIME_SCALE"
 run no_loss 8 6 1,100,1400,1500,9000,65536
 run no_loss 4 7 1,100,1400,1500,9000,65536,1048576
 run no_loss 2 7 1,100,1400,1500,9000,65536,1048576
