@@ -100,8 +100,16 @@ static int optr_nl_put_sock(struct sk_buff *skb, struct optr_sock *osk,
 	return optr_nl_put_stats(skb, &st);
 }
 
-/* Dumps resume at the socket index kept in cb->args[0]. */
-static int optr_nl_sock_dump(struct sk_buff *skb, struct netlink_callback *cb)
+/*
+ * The namespace's sockets one message each, from the index kept in
+ * cb->args[0]: @want picks the sockets, @fill puts one message's
+ * attributes. One socket that does not fit an empty message is an error.
+ */
+static int optr_nl_dump_socks(struct sk_buff *skb, struct netlink_callback *cb,
+			      u8 cmd,
+			      bool (*want)(struct optr_net *, struct optr_sock *),
+			      int (*fill)(struct sk_buff *, struct netlink_callback *,
+					  struct optr_net *, struct optr_sock *))
 {
 	struct optr_net *on = optr_net(sock_net(skb->sk));
 	struct optr_sock *osk;
@@ -112,17 +120,16 @@ static int optr_nl_sock_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	list_for_each_entry(osk, &on->socks, net_node) {
 		void *hdr;
 
-		if (idx++ < start)
+		if (!want(on, osk) || idx++ < start)
 			continue;
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
 				  cb->nlh->nlmsg_seq, &optr_nl_family,
-				  NLM_F_MULTI, OPTIREDUCE_CMD_SOCK_GET);
+				  NLM_F_MULTI, cmd);
 		if (!hdr) {
 			err = -EMSGSIZE;
 			break;
 		}
-		err = optr_nl_put_sock(skb, osk,
-				       sk_user_ns(NETLINK_CB(cb->skb).sk));
+		err = fill(skb, cb, on, osk);
 		if (err) {
 			genlmsg_cancel(skb, hdr);
 			break;
@@ -131,17 +138,36 @@ static int optr_nl_sock_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	}
 	mutex_unlock(&on->lock);
 	if (err && idx - 1 == start)
-		return err;		/* one socket does not fit at all */
+		return err;
 	cb->args[0] = err ? idx - 1 : idx;
 	return skb->len;
 }
 
-/* First socket of the list joined to @id, to visit each communicator once. */
+static bool optr_nl_any_sock(struct optr_net *on, struct optr_sock *osk)
+{
+	return true;
+}
+
+static int optr_nl_fill_sock(struct sk_buff *skb, struct netlink_callback *cb,
+			     struct optr_net *on, struct optr_sock *osk)
+{
+	return optr_nl_put_sock(skb, osk, sk_user_ns(NETLINK_CB(cb->skb).sk));
+}
+
+static int optr_nl_sock_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return optr_nl_dump_socks(skb, cb, OPTIREDUCE_CMD_SOCK_GET,
+				  optr_nl_any_sock, optr_nl_fill_sock);
+}
+
+/* The first joined socket of each communicator stands for it. */
 static bool optr_nl_first_of_comm(struct optr_net *on, struct optr_sock *osk)
 {
 	struct optr_sock *o;
 
 	lockdep_assert_held(&on->lock);
+	if (!osk->comm)
+		return false;
 	list_for_each_entry(o, &on->socks, net_node) {
 		if (o == osk)
 			return true;
@@ -151,8 +177,8 @@ static bool optr_nl_first_of_comm(struct optr_net *on, struct optr_sock *osk)
 	return true;
 }
 
-static int optr_nl_put_comm(struct sk_buff *skb, struct optr_net *on,
-			    struct optr_sock *first)
+static int optr_nl_fill_comm(struct sk_buff *skb, struct netlink_callback *cb,
+			     struct optr_net *on, struct optr_sock *first)
 {
 	const struct optr_comm *comm = first->comm;
 	struct optr_sock *o;
@@ -176,38 +202,8 @@ static int optr_nl_put_comm(struct sk_buff *skb, struct optr_net *on,
 
 static int optr_nl_comm_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	struct optr_net *on = optr_net(sock_net(skb->sk));
-	struct optr_sock *osk;
-	long idx = 0, start = cb->args[0];
-	int err = 0;
-
-	mutex_lock(&on->lock);
-	list_for_each_entry(osk, &on->socks, net_node) {
-		void *hdr;
-
-		if (!osk->comm || !optr_nl_first_of_comm(on, osk))
-			continue;
-		if (idx++ < start)
-			continue;
-		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
-				  cb->nlh->nlmsg_seq, &optr_nl_family,
-				  NLM_F_MULTI, OPTIREDUCE_CMD_COMM_GET);
-		if (!hdr) {
-			err = -EMSGSIZE;
-			break;
-		}
-		err = optr_nl_put_comm(skb, on, osk);
-		if (err) {
-			genlmsg_cancel(skb, hdr);
-			break;
-		}
-		genlmsg_end(skb, hdr);
-	}
-	mutex_unlock(&on->lock);
-	if (err && idx - 1 == start)
-		return err;
-	cb->args[0] = err ? idx - 1 : idx;
-	return skb->len;
+	return optr_nl_dump_socks(skb, cb, OPTIREDUCE_CMD_COMM_GET,
+				  optr_nl_first_of_comm, optr_nl_fill_comm);
 }
 
 /* A reply of one message with the attributes @fill puts. */
