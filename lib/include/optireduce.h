@@ -112,7 +112,15 @@ struct optireduce_config {
 	unsigned int timeout_ms;	/* connect and reliable-call bound; 0: none */
 	unsigned int flags;		/* OPTIREDUCE_CFG_* */
 	uint64_t seed;			/* Hadamard signs; same on all ranks */
-	unsigned int reserved[8];	/* must be zero */
+	/*
+	 * Kernel transport: an IPv4 multicast group (network byte order, as
+	 * inet_addr() returns it) that carries phase 2 as one datagram per
+	 * fragment instead of one copy per peer; same on all ranks. 0: none.
+	 * mcast_ifindex: its interface; 0: the one holding peers[rank].
+	 */
+	uint32_t mcast_group;
+	uint32_t mcast_ifindex;
+	unsigned int reserved[6];	/* must be zero */
 };
 
 /* optireduce_result.flags */

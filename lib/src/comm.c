@@ -4,8 +4,10 @@
  * Everything here only validates, queues and collects; engine.c runs the
  * calls. See comm.h for the locking and registry rules.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -107,7 +109,8 @@ int or_config_check(const struct optireduce_config *cfg)
 	    !valid_block(cfg->hadamard_block) ||
 	    cfg->max_inflight < 1 || cfg->max_inflight > OPTIREDUCE_MAX_INFLIGHT ||
 	    cfg->loss_threshold_ppm > 1000000 ||
-	    (cfg->flags & ~OPTIREDUCE_CFG_QUIET))
+	    (cfg->flags & ~OPTIREDUCE_CFG_QUIET) ||
+	    (cfg->mcast_group && !IN_MULTICAST(ntohl(cfg->mcast_group))))
 		return -EINVAL;
 	return 0;
 }
@@ -118,7 +121,7 @@ uint64_t or_config_hash(const struct optireduce_config *cfg)
 	const uint64_t v[] = {
 		cfg->size, cfg->hadamard, cfg->hadamard_block, cfg->incast,
 		cfg->warmup_calls, cfg->loss_threshold_ppm, cfg->fallback_calls,
-		cfg->seed, OR_REPORT_LAG,
+		cfg->seed, OR_REPORT_LAG, cfg->mcast_group,
 	};
 	uint64_t h = 0x6f707469726564ull;
 
@@ -199,17 +202,56 @@ int or_comm_create_with(const struct optireduce_config *cfg,
 }
 
 /* Tell once per process why lossy calls are not possible. */
-static void notice_no_kernel(const struct optireduce_config *cfg, int why)
+static void notice_no_kernel(const struct optireduce_config *cfg,
+			     const char *why)
 {
 	static int told;
 
 	if (__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
 		return;
 	or_log(cfg->flags & OPTIREDUCE_CFG_QUIET,
-	       "%s; using the reliable TCP path (TAR+TCP) for every call",
-	       why == -ENOSYS ?
-	       "kernel transport not implemented in this library build" :
-	       "kernel module not loaded (no /sys/module/optireduce)");
+	       "%s; using the reliable TCP path (TAR+TCP) for every call", why);
+}
+
+/*
+ * The lossy transport is set up before the TCP mesh, so that whether it
+ * works here travels in the mesh's hello (lossy_ok): every rank then sees
+ * the same all_lossy and takes the same path.
+ */
+static int kernel_transport(const struct optireduce_config *cfg,
+			    struct or_transport **kt)
+{
+	struct or_kernel_params kp = {
+		.rank = cfg->rank,
+		.size = cfg->size,
+		.peers = cfg->peers,
+		.comm_hash = or_config_hash(cfg),
+		.mcast_group = cfg->mcast_group,
+		.mcast_ifindex = cfg->mcast_ifindex,
+		.quiet = !!(cfg->flags & OPTIREDUCE_CFG_QUIET),
+	};
+	char why[96];
+	int rc;
+
+	*kt = NULL;
+	if (cfg->transport == OPTIREDUCE_TRANSPORT_TCP)
+		return -EAFNOSUPPORT;
+	rc = or_kernel_probe();
+	if (rc) {
+		if (cfg->transport == OPTIREDUCE_TRANSPORT_AUTO && cfg->size > 1)
+			notice_no_kernel(cfg, "kernel module not loaded (no "
+					 "/sys/module/optireduce)");
+		return rc;
+	}
+	if (cfg->size < 2)
+		return 0;	/* alone: nothing ever travels */
+	rc = or_kernel_create(&kp, kt);
+	if (rc && cfg->transport == OPTIREDUCE_TRANSPORT_AUTO) {
+		snprintf(why, sizeof(why), "kernel transport unavailable (%s)",
+			 strerror(-rc));
+		notice_no_kernel(cfg, why);
+	}
+	return rc;
 }
 
 int or_comm_create_tcp(const struct optireduce_config *cfg, int listen_fd,
@@ -224,27 +266,34 @@ int or_comm_create_tcp(const struct optireduce_config *cfg, int listen_fd,
 		.timeout_ms = cfg->timeout_ms,
 		.quiet = !!(cfg->flags & OPTIREDUCE_CFG_QUIET),
 	};
-	struct or_transport *rel = NULL;
+	struct or_transport *rel = NULL, *kt;
 	uint32_t all_lossy = 0;
-	int kernel = -EAFNOSUPPORT, rc;
+	int kernel, rc;
 
-	if (cfg->transport != OPTIREDUCE_TRANSPORT_TCP) {
-		kernel = or_kernel_probe();
-		if (kernel && cfg->transport == OPTIREDUCE_TRANSPORT_KERNEL) {
-			if (listen_fd >= 0)
-				close(listen_fd);
-			return kernel;
-		}
+	kernel = kernel_transport(cfg, &kt);
+	if (kernel && cfg->transport == OPTIREDUCE_TRANSPORT_KERNEL) {
+		if (listen_fd >= 0)
+			close(listen_fd);
+		return kernel;
 	}
 	p.lossy_ok = kernel == 0;
 	rc = or_tcp_create(&p, &rel, &all_lossy);
-	if (rc)
+	if (rc) {
+		if (kt)
+			kt->ops->destroy(kt);
 		return rc;
-	if (cfg->transport == OPTIREDUCE_TRANSPORT_AUTO && cfg->size > 1 &&
-	    (kernel || !all_lossy))
-		notice_no_kernel(cfg, kernel ? kernel : -EAFNOSUPPORT);
-	/* The kernel transport plugs in here: create it when all_lossy. */
-	return or_comm_create_with(cfg, rel, NULL, OPTIREDUCE_TRANSPORT_TCP, out);
+	}
+	if (kt && !all_lossy) {
+		kt->ops->destroy(kt);
+		kt = NULL;
+		if (cfg->transport == OPTIREDUCE_TRANSPORT_KERNEL) {
+			rel->ops->destroy(rel);
+			return -EAFNOSUPPORT;
+		}
+		notice_no_kernel(cfg, "a peer cannot use the kernel transport");
+	}
+	return or_comm_create_with(cfg, rel, kt, kt ? OPTIREDUCE_TRANSPORT_KERNEL :
+				   OPTIREDUCE_TRANSPORT_TCP, out);
 }
 
 OR_EXPORT int optireduce_comm_create(const struct optireduce_config *cfg,

@@ -608,6 +608,15 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 	uint64_t seq = e->user_data & UD_SEQ_MASK;
 	int rc;
 
+	/* A peer that finished its last call and left needs no more loss
+	 * reports: failing to send it ours is not a failure. */
+	if (e->res < 0 && kind == UD_REPORT_SEND) {
+		or_debug("rank %d: loss report of call %llu not delivered: %s",
+			 c->rank, (unsigned long long)seq,
+			 optireduce_strerror(e->res));
+		c->reports[seq % OR_REPORT_LAG].send_pending = 0;
+		return;
+	}
 	if (e->res < 0) {
 		break_comm(c, e->res);
 		return;
@@ -710,8 +719,12 @@ static void *progress_main(void *arg)
 		pthread_mutex_lock(&c->lock);
 		state = c->state;
 		pthread_mutex_unlock(&c->lock);
-		if (state == OR_CLOSING)
+		if (state == OR_CLOSING) {
+			/* The loss report of the last lossy call may still be
+			 * queued: peers finishing that call wait for it. */
+			reap_all(c, c->rel);
 			break;
+		}
 		if (state != OR_LIVE)
 			pfd[1].fd = pfd[2].fd = -1;	/* only a wake-up matters */
 		if (state == OR_LIVE) {

@@ -17,11 +17,15 @@
  *   OPTIREDUCE_WARMUP, OPTIREDUCE_FALLBACK_CALLS, OPTIREDUCE_TIMEOUT_MS,
  *   OPTIREDUCE_SEED        integers
  *   OPTIREDUCE_LOSS_THRESHOLD  fraction, e.g. 0.05
+ *   OPTIREDUCE_MCAST_GROUP     IPv4 multicast group for phase 2 on the
+ *                          kernel transport, "239.1.2.3" or "239.1.2.3%eth0"
  *   OPTIREDUCE_QUIET=1     no notice on stderr
  * A variable that is set but malformed is an error (-EINVAL), never
  * silently ignored.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +83,32 @@ static int env_word(const char *name, const char *const *words, unsigned int n,
 	return -EINVAL;
 }
 
+/* "group" or "group%ifname": a multicast group and maybe its interface. */
+static int env_mcast(struct optireduce_config *cfg)
+{
+	const char *v = getenv("OPTIREDUCE_MCAST_GROUP");
+	char addr[INET_ADDRSTRLEN];
+	size_t len;
+	struct in_addr a;
+
+	if (!v)
+		return 0;
+	len = strcspn(v, "%");
+	if (len < sizeof(addr)) {
+		memcpy(addr, v, len);
+		addr[len] = 0;
+	}
+	if (len >= sizeof(addr) || inet_pton(AF_INET, addr, &a) != 1 ||
+	    !IN_MULTICAST(ntohl(a.s_addr)) ||
+	    (v[len] && !(cfg->mcast_ifindex = if_nametoindex(v + len + 1)))) {
+		or_log(env_quiet, "OPTIREDUCE_MCAST_GROUP=\"%s\" is not an IPv4 "
+		       "multicast group (optionally %%interface)", v);
+		return -EINVAL;
+	}
+	cfg->mcast_group = a.s_addr;
+	return 1;
+}
+
 static int env_options(struct optireduce_config *cfg)
 {
 	static const char *const transports[] = { "auto", "kernel", "tcp" };
@@ -95,6 +125,7 @@ static int env_options(struct optireduce_config *cfg)
 	rc |= env_uint("OPTIREDUCE_FALLBACK_CALLS", &cfg->fallback_calls);
 	rc |= env_uint("OPTIREDUCE_TIMEOUT_MS", &cfg->timeout_ms);
 	rc |= env_u64("OPTIREDUCE_SEED", UINT64_MAX, &cfg->seed);
+	rc |= env_mcast(cfg);
 	v = getenv("OPTIREDUCE_LOSS_THRESHOLD");
 	if (v) {
 		char *end;

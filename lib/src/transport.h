@@ -9,7 +9,8 @@
  * ops table. Implementations today:
  *   transport_tcp.c   reliable path (TAR+TCP), full mesh, epoll, no loss
  *   transport_sim.c   in-process fabric with deterministic loss, for tests
- *   (later) the kernel socket driven by one io_uring per communicator
+ *   transport_kernel.c the kernel socket driven by one io_uring per
+ *                     communicator (transport_kernel.h)
  *
  * Model
  *   A message is identified by (source rank, tag). The engine posts a
@@ -178,7 +179,24 @@ struct or_tcp_params {
 int or_tcp_create(const struct or_tcp_params *p, struct or_transport **out,
 		  uint32_t *all_lossy_ok);
 
-/* transport_kernel.c: the optireduce socket (not yet: probe only). */
+/* transport_kernel*.c: the optireduce kernel socket, one io_uring per
+ * communicator (plain sendmsg/recvmsg where io_uring is unavailable). */
+struct or_kernel_params {
+	int rank;
+	int size;
+	const char *const *peers;	/* "host:port" per rank: IPv4 hosts */
+	uint64_t comm_hash;		/* identical on every rank */
+	uint32_t mcast_group;		/* network order; 0: fan-out */
+	uint32_t mcast_ifindex;		/* 0: the interface of peers[rank] */
+	int quiet;
+};
+/* 0 when the module is loaded, else -EAFNOSUPPORT. */
 int or_kernel_probe(void);
+/* Socket, OPTIREDUCE_JOIN, engine; -errno (and why on stderr) if not. */
+int or_kernel_create(const struct or_kernel_params *p,
+		     struct or_transport **out);
+/* Tests: receive bytes the kernel never saw (posted after their round
+ * ended: the loss of those is the library's count, not the kernel's). */
+uint64_t or_kernel_late_bytes(const struct or_transport *t);
 
 #endif /* OR_TRANSPORT_H */

@@ -171,6 +171,9 @@ static void held_free(struct tcp *tc, struct held *h)
 		free(h);
 		return;
 	}
+	/* Its receive (if one claimed it) is completed and recycled: not
+	 * ours to free again at destroy. */
+	h->claimed = NULL;
 	h->next = tc->free_held;
 	tc->free_held = h;
 	tc->nfree_held++;
@@ -437,17 +440,21 @@ static int tcp_post_recv(struct or_transport *t, const struct or_recv *rx)
 	else if (!(p = malloc(sizeof(*p))))
 		return -ENOMEM;
 	p->r = *rx;
-	if (pe->err) {
-		complete_recv(tc, p, pe->err);
-		return 0;
-	}
+	/* What arrived whole before the connection failed is still good: a
+	 * peer that finished its last call and left sent it first. */
 	for (struct held *h = pe->held; h; h = h->next) {
 		if (h->tag != rx->tag || h->claimed)
 			continue;
 		if (h->complete)
 			held_deliver(tc, pe, h, p);
+		else if (pe->err)
+			complete_recv(tc, p, pe->err);
 		else
 			h->claimed = p;
+		return 0;
+	}
+	if (pe->err) {
+		complete_recv(tc, p, pe->err);
 		return 0;
 	}
 	p->next = pe->posted;

@@ -8,22 +8,10 @@
  * further ahead than ever before, which timing decides. Two ranks in one
  * process over TCP; malloc and friends are counted by interposition.
  */
-#include <stdatomic.h>
 #include <string.h>
 
+#include "alloc_count.h"
 #include "helpers.h"
-
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-
-static atomic_long allocs;
-
-void *malloc(size_t n) { allocs++; return __libc_malloc(n); }
-void *calloc(size_t a, size_t b) { allocs++; return __libc_calloc(a, b); }
-void *realloc(void *p, size_t n) { allocs++; return __libc_realloc(p, n); }
-void *aligned_alloc(size_t a, size_t n) { allocs++; return __libc_memalign(a, n); }
 
 #define BUCKETS 6
 static const size_t sizes[BUCKETS] = { 100000, 100000, 37, 5000, 100000, 999 };

@@ -1,0 +1,380 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The library over the kernel socket, end to end: 2, 4 and 8 ranks, each in
+# its own network namespace on one bridge (lib.sh setup_bridge), running
+# lib/build/test/guest/ar_rank (every rank knows the exact sum of its
+# integer-valued data and reports what it got).
+#
+#   no loss       the result is exactly the sum and nothing was lost, sync
+#                 and async, with and without the Hadamard transform, on
+#                 io_uring and on the plain sendmsg/recvmsg engine, with
+#                 phase 2 over a multicast group on the bridge, and with
+#                 four ranks sharing one host and address.
+#   netem loss    1% and 5% of the transport's packets dropped (only the
+#                 optireduce UDP port: TCP warm-up and loss reports stay
+#                 clean, so ranks stay in step). The error is bounded, and
+#                 what the library reports lost is what the kernel counted
+#                 (bytes_lost / 4, per namespace). netem drops whole skbs:
+#                 with the module's UDP GSO batching (tx_segs, default 64)
+#                 that is a batch of fragments, often a whole message; the
+#                 tx_segs=1 cases lose single datagrams, so messages arrive
+#                 with holes (the missing-range path).
+#   no module     after rmmod: one notice line, the TCP path, exact sums.
+#
+# Why the error bounds hold. Rank r's data is x_r = c + d_r, |d_r| <= D
+# integers (c common to all ranks, |c| <= K). An entry that m of the n
+# contributions missed at its owner is rescaled: n/(n-m) * sum of the n-m
+# that came = n*c + n/(n-m) * (their d), off by at most 2*n*D; an entry
+# missing in phase 2 is n * x_r, off by at most 2*n*D too. Without the
+# transform that is the bound of every entry (checked by each rank), and
+# an entry nobody compensated is exact: a rank's inexact entries are at
+# most the compensated entries of all ranks together. With the transform
+# the same holds for each transform-domain entry with d replaced by the
+# transform of d, whose entries are sums of D-bounded terms under random
+# signs (Hoeffding: above 7*D with probability < 5e-11 each); the inverse
+# is orthonormal, so ||error||_2 <= 2*n*7*D*sqrt(compensated of all ranks)
+# (plus 1e-5 of ||sum||_2 for float rounding). Checked per call, per rank.
+#
+# Timing: the guest is emulated and shares two CPUs among all ranks (and
+# its vCPUs share the host with whatever else runs there: one rank starting
+# a call 2 s after the others has been seen), so its scheduling noise is far
+# beyond what warm-up measures. The no-loss cases give every round
+# OPTIREDUCE_DEADLINE_SLACK_MS=5000 of extra time (exact unless a rank
+# stalls for longer; it costs nothing when none does), the loss cases 300
+# (a lost last fragment costs that much). Loss from a late rank is still
+# accounted for: receives posted after their round ended count as lost on
+# the library's side and as late_bytes, not in the kernel's bytes_lost.
+
+dir=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$dir/lib.sh"
+
+AR=$REPO_DIR/lib/build/test/guest/ar_rank
+OUT=$(mktemp -d)
+N_MAX=8
+COUNT=16384		# four Hadamard blocks of 4096
+K=200			# |common|; N_MAX * (K + D) < 4096: Hadamard exact
+D=2			# |spread|
+GROUP=239.77.0.1
+RUN_TIMEOUT=120
+BUDGET_S=220
+DEBUG_KERNEL=0
+[ -e /sys/kernel/debug/kmemleak ] && DEBUG_KERNEL=1
+port=20000
+start=$(now_ms)
+
+require_root
+if [ ! -x "$AR" ]; then
+	echo "# SKIP: $AR not built (make -C lib)"
+	exit "$KSFT_SKIP"
+fi
+
+cleanup() {
+	cleanup_ns
+	rm -rf "$OUT"
+}
+trap cleanup EXIT
+
+# run_case NAME N [ENV=VALUE...] -- [AR_ARGS...]: ranks 0..N-1 on hosts
+# 0..N-1; each rank's stdout in $OUT/NAME.I, stderr in $OUT/NAME.I.err.
+# 0 when every rank exited 0.
+run_case() {
+	local name=$1 n=$2 i ip st=0 plist= envs=() pids=() t0=$(now_ms) dog
+
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		envs+=("$1")
+		shift
+	done
+	shift
+	port=$((port + 10))
+	# ONE_HOST=1: every rank on host 0, at 127.0.0.1.
+	for ((i = 0; i < n; i++)); do
+		ip=${HOST_IP[$i]}
+		[ -n "${ONE_HOST:-}" ] && ip=127.0.0.1
+		plist+=${plist:+,}$ip:$((port + i))
+	done
+	for ((i = 0; i < n; i++)); do
+		(
+			export OPTIREDUCE_RANK=$i OPTIREDUCE_SIZE=$n \
+				OPTIREDUCE_PEERS=$plist OPTIREDUCE_WARMUP=2 \
+				OPTIREDUCE_TIMEOUT_MS=60000 "${envs[@]}"
+			exec ip netns exec "${HOST_NS[$((${ONE_HOST:-0} ? 0 : i))]}" \
+				"$AR" --per-call --count $COUNT --common $K --spread $D "$@"
+		) >"$OUT/$name.$i" 2>"$OUT/$name.$i.err" &
+		pids+=($!)
+	done
+	# One watchdog for the case, not a timeout(1) per rank: under
+	# emulation every process started costs.
+	( sleep $RUN_TIMEOUT; kill "${pids[@]}" ) 2>/dev/null &
+	dog=$!
+	for ((i = 0; i < n; i++)); do
+		wait "${pids[$i]}" && continue
+		echo "# $name: rank $i exited with status $?"
+		st=1
+	done
+	kill $dog 2>/dev/null
+	wait $dog 2>/dev/null
+	echo "# $name: $(( $(now_ms) - t0 )) ms"
+	return $st
+}
+
+# Every check is one awk over the ranks' outputs (a process costs ~0.2 s
+# under emulation). KV turns a summary line "rank=0 path=..." into v[].
+KV='function kv(  i, p) { delete v; for (i = 1; i <= NF; i++) { split($i, p, "="); v[p[1]] = p[2] } }'
+
+# Print why a case failed: its ranks' stderr and summaries, briefly.
+explain() {
+	local f
+
+	for f in "$OUT/$1".[0-9].err; do
+		tail -n 5 "$f" | sed "s|^|# $(basename "$f"): |"
+	done
+	grep -h '^rank=' "$OUT/$1".[0-9] | sed 's/^/# /'
+}
+
+# check_path NAME N PATH: every rank finished, took PATH for lossy calls
+# and made some (kernel), with no error.
+check_path() {
+	awk -v n="$2" -v p="$3" "$KV"'
+		/^rank=/ { kv(); k++
+			   if (v["path"] != p || v["error"] != 0 || v["calls"] < 8 ||
+			       (p == "kernel" && v["lossy"] < 4)) bad = 1 }
+		END { exit bad || k != n }' "$OUT/$1".[0-9]
+}
+
+# check_exact NAME N: every rank's own check held (exact mode) and nothing
+# was lost anywhere.
+check_exact() {
+	awk -v n="$2" "$KV"'
+		/^rank=/ { kv(); k++
+			   if (v["ok"] != 1 || v["lost"] != 0 || v["inexact"] != 0) bad = 1 }
+		END { exit bad || k != n }' "$OUT/$1".[0-9]
+}
+
+# check_counts NAME N: library's lost entries * 4 == kernel bytes_lost in
+# the rank's namespace, plus what the kernel never saw (late posts).
+check_counts() {
+	awk -v n="$2" "$KV"'
+		/^rank=/ { kv(); k++
+			   printf "# rank %s: lost %s of %s entries (%.2f%%), kernel bytes_lost %s, late %s\n",
+				v["rank"], v["lost"], v["expected"],
+				100 * v["lost"] / (v["expected"] ? v["expected"] : 1),
+				v["kernel_bytes_lost"], v["late_bytes"]
+			   if (v["lost"] * 4 != v["kernel_bytes_lost"] + v["late_bytes"]) bad = 1 }
+		END { exit bad || k != n }' "$OUT/$1".[0-9]
+}
+
+# check_bounded NAME N: every rank's own check held (|error| <= 2nD per
+# entry without the transform), and per call, with C the compensated
+# entries of all ranks: without the transform, inexact entries <= C; with
+# it, L2 error <= 14 n D sqrt(C) + 1e-5 ||sum||.
+check_bounded() {
+	awk -v n="$2" -v d=$D "$KV"'
+		/^rank=/ { kv(); ranks++; if (v["ok"] != 1) bad = 1 }
+		/^call / && $6 == "lossy" {
+			comp[$2] += $7; had[$2] = $8; k++
+			inexact[k] = $9; sq[k] = $10; sum[k] = $11; seq[k] = $2 }
+		END {
+			for (i = 1; i <= k; i++) {
+				s = seq[i]
+				if (had[s]) {
+					b = 14 * n * d * sqrt(comp[s]) + 1e-5 * sqrt(sum[i])
+					r = b ? sqrt(sq[i]) / b : 0
+				} else {
+					b = comp[s]
+					r = b ? inexact[i] / b : (inexact[i] ? 2 : 0)
+				}
+				if (r > worst) worst = r
+				if (r > 1) bad = 1
+			}
+			printf "# worst call: %.3f of its bound\n", worst
+			exit bad || !k || ranks != n
+		}' "$OUT/$1".[0-9]
+}
+
+# check_steady NAME N: no rank allocated heap memory in the last quarter of
+# its calls (operations, queues and buffers are recycled).
+check_steady() {
+	if awk -v n="$2" "$KV"'
+		/^rank=/ { kv(); k++; if (v["steady_allocs"] != 0) bad = 1 }
+		END { exit bad || k != n }' "$OUT/$1".[0-9]; then
+		ktap_ok "$1: no heap allocation in steady state"
+	else
+		ktap_fail "$1: no heap allocation in steady state"
+		grep -ho 'rank=[0-9]*\|steady_allocs=[-0-9]*' "$OUT/$1".[0-9] | paste -sd' ' |
+			sed 's/^/# /'
+	fi
+}
+
+# runnable NAME N: 0 to run the case; else a SKIP line for it and 1. A
+# debug kernel (kmemleak, KASAN, lockdep: several times slower) runs up to
+# 4 ranks; once the time budget is spent nothing more starts, so the
+# script ends before the runner's limit (settings) instead of being cut.
+runnable() {
+	SKIPPED=1
+	if [ "$DEBUG_KERNEL" = 1 ] && [ "$2" -gt 4 ]; then
+		ktap_skip "$1" "debug kernel: up to 4 ranks"
+		return 1
+	fi
+	if [ $(( ($(now_ms) - start) / 1000 )) -ge $BUDGET_S ]; then
+		ktap_skip "$1" "time budget of ${BUDGET_S} s spent"
+		return 1
+	fi
+	SKIPPED=0
+}
+
+# case_no_loss NAME N [ENV...] -- [AR_ARGS...]
+case_no_loss() {
+	local name=$1 n=$2
+
+	shift 2
+	runnable "$name" "$n" || return 0
+	if run_case "$name" "$n" OPTIREDUCE_DEADLINE_SLACK_MS=5000 "$@" &&
+	   check_path "$name" "$n" kernel && check_exact "$name" "$n"; then
+		ktap_ok "$name: exact sum, nothing lost"
+	else
+		ktap_fail "$name: exact sum, nothing lost"
+		explain "$name"
+	fi
+}
+
+# set_loss LOSS N: netem on the transport's UDP port only, on the egress
+# of hosts 0..N-1; LOSS 0 removes it.
+set_loss() {
+	local i udp
+
+	udp=$(<"$PARAMS/port")
+	for ((i = 0; i < $2; i++)); do
+		if [ "$1" = 0 ]; then
+			in_host "$i" tc qdisc del dev eth0 root 2>/dev/null
+			continue
+		fi
+		{
+			echo "qdisc add dev eth0 root handle 1: prio"
+			echo "qdisc add dev eth0 parent 1:3 handle 30: netem loss $1"
+			echo "filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff match ip dport $udp 0xffff flowid 1:3"
+		} | in_host "$i" tc -batch - || return 1
+	done
+}
+
+# case_loss NAME N LOSS [ENV...] -- [AR_ARGS...]
+case_loss() {
+	local name=$1 n=$2 loss=$3 ran=0 segs=
+
+	shift 3
+	runnable "$name" "$n" || return 0
+	# TX_SEGS=1: one datagram per skb, so netem loses single datagrams.
+	[ -n "${TX_SEGS:-}" ] && segs=$(<"$PARAMS/tx_segs") &&
+		echo "$TX_SEGS" >"$PARAMS/tx_segs"
+	if set_loss "$loss" "$n" &&
+	   run_case "$name" "$n" OPTIREDUCE_DEADLINE_SLACK_MS=300 \
+		OPTIREDUCE_LOSS_THRESHOLD=0.5 "$@" &&
+	   check_path "$name" "$n" kernel; then
+		ran=1
+	fi
+	set_loss 0 "$n"
+	[ -n "$segs" ] && echo "$segs" >"$PARAMS/tx_segs"
+	if [ $ran = 1 ] && check_bounded "$name" "$n"; then
+		ktap_ok "$name: error within its bound"
+	else
+		ktap_fail "$name: error within its bound"
+		explain "$name"
+	fi
+	if [ $ran = 1 ] && check_counts "$name" "$n"; then
+		ktap_ok "$name: library loss == kernel bytes_lost / 4"
+	else
+		ktap_fail "$name: library loss == kernel bytes_lost / 4"
+	fi
+}
+
+if ! optr_load; then
+	echo "# SKIP: module did not load"
+	exit "$KSFT_SKIP"
+fi
+modprobe -q sch_netem 2>/dev/null
+modprobe -q sch_prio 2>/dev/null
+modprobe -q cls_u32 2>/dev/null
+if ! setup_bridge $N_MAX; then
+	ktap_fail "bridge of $N_MAX namespaces"
+	ktap_finish
+fi
+
+# --- no loss: 2, 4, 8 ranks; sync/async x Hadamard off/on --------------
+case_no_loss "n=2 sync hadamard=off" 2 OPTIREDUCE_HADAMARD=off -- --calls 10
+case_no_loss "n=2 async hadamard=on" 2 OPTIREDUCE_HADAMARD=on -- --calls 10 --inflight 4
+case_no_loss "n=4 sync hadamard=on" 4 OPTIREDUCE_HADAMARD=on -- --calls 10
+case_no_loss "n=4 async hadamard=off" 4 OPTIREDUCE_HADAMARD=off -- --calls 24 --inflight 4
+[ "$SKIPPED" = 1 ] || check_steady "n=4 async hadamard=off" 4
+case_no_loss "n=8 sync hadamard=off" 8 OPTIREDUCE_HADAMARD=off -- --calls 10
+case_no_loss "n=8 async hadamard=on" 8 OPTIREDUCE_HADAMARD=on -- --calls 10 --inflight 4
+
+# --- several ranks on one host: one address, the kernel tells them apart -
+ONE_HOST=1 case_no_loss "n=4 on one host (127.0.0.1)" 4 -- --calls 10 --inflight 2
+
+# --- the plain engine: no io_uring ----------------------------------------
+name="n=4 async plain sendmsg-recvmsg"
+case_no_loss "$name" 4 OPTIREDUCE_NO_URING=1 -- --calls 24 --inflight 4
+[ "$SKIPPED" = 1 ] || check_steady "$name" 4
+if [ "$SKIPPED" = 1 ]; then
+	:
+elif grep -q "OPTIREDUCE_NO_URING is set; the kernel transport uses plain sendmsg/recvmsg" \
+	"$OUT/$name.0.err"; then
+	ktap_ok "$name: notice says so"
+else
+	ktap_fail "$name: notice says so"
+fi
+
+# --- phase 2 over a multicast group ---------------------------------------
+# One datagram per fragment to the group instead of n-1 copies: each rank
+# then sends fewer bytes than it receives (with fan-out, as many).
+for n in 4 8; do
+	name="n=$n multicast $GROUP"
+	case_no_loss "$name" $n OPTIREDUCE_MCAST_GROUP=$GROUP -- --calls 10 --inflight 2
+	[ "$SKIPPED" = 1 ] && continue
+	if awk "$KV"'
+		/^rank=/ { kv(); k++
+			   if (!(v["kernel_tx_bytes"] > 0 &&
+				 v["kernel_tx_bytes"] < v["kernel_rx_bytes"])) bad = 1 }
+		END { exit bad || !k }' "$OUT/$name".[0-9]; then
+		ktap_ok "$name: phase 2 sent once to the group"
+	else
+		ktap_fail "$name: phase 2 sent once to the group"
+		explain "$name"
+	fi
+done
+
+# --- netem loss ------------------------------------------------------------
+TX_SEGS=1 case_loss "n=2 loss 5% hadamard=off tx_segs=1" 2 5% OPTIREDUCE_HADAMARD=off -- --calls 10 --check bounded
+TX_SEGS=1 case_loss "n=4 loss 1% hadamard=off tx_segs=1" 4 1% OPTIREDUCE_HADAMARD=off -- --calls 10 --check bounded
+case_loss "n=4 loss 5% hadamard=on" 4 5% OPTIREDUCE_HADAMARD=on -- --calls 10 --check bounded
+case_loss "n=8 loss 5% hadamard=on" 8 5% OPTIREDUCE_HADAMARD=on -- --calls 10 --check bounded --inflight 2
+
+# --- module absent: the reliable path, one notice, exact -----------------
+name="n=4 module absent"
+if ! rmmod optireduce; then
+	ktap_fail "$name: rmmod"
+else
+	if run_case "$name" 4 -- --calls 8 --path tcp && check_path "$name" 4 tcp &&
+	   check_exact "$name" 4; then
+		ktap_ok "$name: TCP path, exact sum"
+	else
+		ktap_fail "$name: TCP path, exact sum"
+		explain "$name"
+	fi
+	notice='optireduce: kernel module not loaded (no /sys/module/optireduce); using the reliable TCP path (TAR+TCP) for every call'
+	if awk -v want="$notice" '
+		$0 == want { seen[FILENAME]++; next } { bad = 1 }
+		END { for (f in seen) if (seen[f] == 1) good++; exit bad || good != 4 }' \
+		"$OUT/$name".[0-9].err; then
+		ktap_ok "$name: one notice line per rank"
+	else
+		ktap_fail "$name: one notice line per rank"
+		explain "$name"
+	fi
+	optr_load
+fi
+
+echo "# allreduce tests took $(( ($(now_ms) - start) / 1000 )) s"
+ktap_finish
