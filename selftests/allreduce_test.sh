@@ -60,7 +60,7 @@ GROUP=239.77.0.1
 RUN_TIMEOUT=120
 BUDGET_S=220
 DEBUG_KERNEL=0
-[ -e /sys/kernel/debug/kmemleak ] && DEBUG_KERNEL=1
+debug_kernel && DEBUG_KERNEL=1
 port=20000
 start=$(now_ms)
 

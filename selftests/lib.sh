@@ -69,6 +69,24 @@ require_root() {
 
 optr_loaded() { [ -d /sys/module/optireduce ]; }
 
+# require_built FILE...: skip the test unless every program was built.
+require_built() {
+	local f
+
+	for f in "$@"; do
+		if [ ! -x "$f" ]; then
+			echo "# SKIP: $f not built (make tools selftests)"
+			exit $KSFT_SKIP
+		fi
+	done
+}
+
+# The debug guest (KASAN, kmemleak, lockdep): everything runs several to
+# ten times slower there.
+debug_kernel() {
+	[ -e /sys/kernel/debug/kmemleak ] || [ -d /sys/kernel/debug/kasan ]
+}
+
 # optr_load [PARAM=VALUE...]: load the module from the tree (or
 # $OPTIREDUCE_KO). Stock Debian kernels build udp_tunnel as a module.
 optr_load() {

@@ -39,10 +39,7 @@
 require_root
 
 PEER=$SELFTESTS_DIR/optr_peer
-if [ ! -x "$PEER" ]; then
-	echo "# SKIP: $PEER not built (make -C selftests)"
-	exit $KSFT_SKIP
-fi
+require_built "$PEER"
 optr_load || { ktap_fail "module loads"; ktap_finish; }
 
 PORT=$(cat "$PARAMS/port")

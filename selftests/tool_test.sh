@@ -31,12 +31,7 @@ require_root
 TOOL=${OPTIREDUCE_TOOL:-$REPO_DIR/tools/optireduce/optireduce}
 COMPLETION=$REPO_DIR/tools/optireduce/optireduce.bash-completion
 PEER=$SELFTESTS_DIR/optr_peer
-for f in "$TOOL" "$PEER"; do
-	if [ ! -x "$f" ]; then
-		echo "# SKIP: $f not built (make tools selftests)"
-		exit $KSFT_SKIP
-	fi
-done
+require_built "$TOOL" "$PEER"
 
 # The distribution's interpreter: a version manager's shim in PATH may
 # cost tens of seconds per start under TCG.

@@ -29,10 +29,7 @@
 require_root
 
 PEER=$SELFTESTS_DIR/optr_peer
-if [ ! -x "$PEER" ]; then
-	echo "# SKIP: $PEER not built (make -C selftests)"
-	exit $KSFT_SKIP
-fi
+require_built "$PEER"
 optr_load || { ktap_fail "module loads"; ktap_finish; }
 
 PORT=$(cat "$PARAMS/port")
@@ -42,7 +39,7 @@ PORT=$(cat "$PARAMS/port")
 # TIME_SCALE. OPTIREDUCE_TIME_SCALE overrides the guess.
 if [ -n "${OPTIREDUCE_TIME_SCALE:-}" ]; then
 	TIME_SCALE=$OPTIREDUCE_TIME_SCALE
-elif [ -e /sys/kernel/debug/kmemleak ] || [ -d /sys/kernel/debug/kasan ]; then
+elif debug_kernel; then
 	TIME_SCALE=10
 else
 	TIME_SCALE=1
