@@ -3,6 +3,7 @@
 #ifndef _OPTR_COMPAT_H
 #define _OPTR_COMPAT_H
 
+#include <linux/udp.h>
 #include <linux/uio.h>
 #include <linux/version.h>
 
@@ -23,6 +24,22 @@ static inline unsigned long optr_iter_single_uaddr(const struct iov_iter *it)
 		return (unsigned long)iter_iov(it)->iov_base + it->iov_offset;
 #endif
 	return 0;
+}
+
+/*
+ * Let UDP queue whole UDP GSO batches to this socket (and let GRO build
+ * them from a NIC's packets), as the UDP_GRO socket option does for a user
+ * socket. 6.7 turned the udp_sock bitfields into flag bits.
+ */
+static inline void optr_udp_accept_gso(struct sock *sk)
+{
+#ifdef udp_set_bit
+	udp_set_bit(GRO_ENABLED, sk);
+	udp_set_bit(ACCEPT_L4, sk);
+#else
+	udp_sk(sk)->gro_enabled = 1;
+	udp_sk(sk)->accept_udp_l4 = 1;
+#endif
 }
 
 #endif /* _OPTR_COMPAT_H */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The receive path: a datagram on the namespace's UDP port, in softirq
- * context. Validate the header, find the member sockets it is for, check
- * the source against their peer table, and hand it to each (round.c).
- * Everything that cannot be used is dropped and counted; nothing is logged.
+ * The receive path: a datagram (or a GSO batch of them) on the namespace's
+ * UDP port, in softirq context. Validate each datagram's header, find the
+ * member sockets it is for, check the source against their peer table,
+ * and hand it to each (round.c). Everything that cannot be used is
+ * dropped and counted; nothing is logged.
  */
 
 #include <linux/ip.h>
@@ -32,35 +33,32 @@ static void optr_rx_sock(struct optr_sock *osk, struct sk_buff *skb,
 		osk->sk.sk_data_ready(&osk->sk);
 }
 
-/* Consumes @skb, whose data starts at its UDP header. */
-void optr_receive(struct optr_net *on, struct sk_buff *skb)
+/*
+ * One datagram's worth of @skb: the OptiReduce header at @hdroff, @len
+ * bytes from there to the end of the datagram.
+ */
+static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
+			     u32 hdroff, u32 len, __be32 saddr)
 {
-	const u32 hdroff = sizeof(struct udphdr);
 	const struct optr_wire_hdr *h;
 	struct optr_wire_hdr hbuf;
 	enum optr_wire_err werr;
 	bool for_us = false, seen = false;
 	struct optr_sock *osk;
 	struct optr_frag f;
-	__be32 saddr;
 
-	if (skb->protocol != htons(ETH_P_IP) || skb->len < hdroff) {
-		optr_drop(on, NULL, OPTR_STAT_DROP_MALFORMED, NULL);
-		goto out;
-	}
 	h = skb_header_pointer(skb, hdroff, sizeof(hbuf), &hbuf);
-	if (!h) {
+	if (!h || len < sizeof(hbuf)) {
 		optr_drop(on, NULL, OPTR_STAT_DROP_MALFORMED, NULL);
-		goto out;
+		return;
 	}
-	werr = optr_wire_parse(h, skb->len - hdroff, &f);
+	werr = optr_wire_parse(h, len, &f);
 	if (werr) {
 		optr_drop(on, NULL, werr == OPTR_WIRE_OUT_OF_BOUNDS ?
 			  OPTR_STAT_DROP_OUT_OF_BOUNDS :
 			  OPTR_STAT_DROP_MALFORMED, NULL);
-		goto out;
+		return;
 	}
-	saddr = ip_hdr(skb)->saddr;
 
 	rcu_read_lock();
 	hash_for_each_possible_rcu(on->members, osk, member_node, f.comm) {
@@ -90,6 +88,35 @@ void optr_receive(struct optr_net *on, struct sk_buff *skb)
 	 */
 	if (!for_us && !(seen && f.dst == OPTR_WIRE_DST_ALL))
 		optr_drop(on, NULL, OPTR_STAT_DROP_UNKNOWN_COMM, &f);
+}
+
+/*
+ * Consumes @skb, whose data starts at its UDP payload. It is one datagram,
+ * or a UDP GSO batch of them (see udp.c): every gso_size bytes of payload
+ * is one datagram with its own header, the last one possibly shorter.
+ */
+void optr_receive(struct optr_net *on, struct sk_buff *skb)
+{
+	u32 seg, off = 0;
+	__be32 saddr;
+
+	if (skb->protocol != htons(ETH_P_IP)) {
+		optr_drop(on, NULL, OPTR_STAT_DROP_MALFORMED, NULL);
+		goto out;
+	}
+	saddr = ip_hdr(skb)->saddr;
+	seg = skb->len;
+	if (skb_is_gso(skb)) {
+		seg = skb_shinfo(skb)->gso_size;
+		optr_stat_net(on, OPTR_STAT_RX_GSO_BATCHES, 1);
+	}
+	/* An empty datagram is still one (malformed) datagram. */
+	do {
+		u32 len = min(seg, skb->len - off);
+
+		optr_receive_one(on, skb, off, len, saddr);
+		off += len;
+	} while (off < skb->len);
 out:
 	consume_skb(skb);
 }

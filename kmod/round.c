@@ -304,6 +304,29 @@ static bool optr_backlog_drain(struct optr_sock *osk, struct optr_post *p)
 }
 
 /*
+ * What the backlog keeps of one fragment at *@dataoff: a clone of a single
+ * datagram, but a copy of the fragment's @len bytes out of a GSO batch,
+ * whose clone would hold (and be charged for) the whole batch.
+ */
+static struct sk_buff *optr_backlog_hold(struct sk_buff *skb, u32 *dataoff,
+					 u32 len)
+{
+	struct sk_buff *held;
+
+	if (!skb_is_gso(skb))
+		return skb_clone(skb, GFP_ATOMIC);
+	held = alloc_skb(len, GFP_ATOMIC);
+	if (!held)
+		return NULL;
+	if (skb_copy_bits(skb, *dataoff, skb_put(held, len), len)) {
+		kfree_skb(held);
+		return NULL;
+	}
+	*dataoff = 0;
+	return held;
+}
+
+/*
  * The receive path's entry, socket lock held: place the fragment, or hold
  * it for a post that has not come yet, or drop it. Returns true when a
  * completion was queued.
@@ -334,13 +357,14 @@ bool optr_deliver(struct optr_sock *osk, struct sk_buff *skb, u32 dataoff,
 
 	/* A peer is ahead of us: keep the fragment until the post. */
 	limit = optr_tunable_get(&optr_backlog_kb) * 1024;
-	if (osk->backlog_bytes + skb->truesize > limit) {
-		optr_drop(osk->on, osk, OPTR_STAT_DROP_NO_POST, f);
-		return false;
-	}
-	clone = skb_clone(skb, GFP_ATOMIC);
+	clone = optr_backlog_hold(skb, &dataoff, f->len);
 	if (!clone) {
 		optr_drop(osk->on, osk, OPTR_STAT_DROP_NOMEM, f);
+		return false;
+	}
+	if (osk->backlog_bytes + clone->truesize > limit) {
+		kfree_skb(clone);
+		optr_drop(osk->on, osk, OPTR_STAT_DROP_NO_POST, f);
 		return false;
 	}
 	optr_skb_cb(clone)->f = *f;

@@ -30,6 +30,7 @@ const char *const optr_stat_names[OPTR_NSTATS] = {
 	[OPTR_STAT_BYTES_LOST] = "bytes_lost",
 	[OPTR_STAT_BACKLOG_QUEUED] = "backlog_queued",
 	[OPTR_STAT_DROP_NOMEM] = "drop_nomem",
+	[OPTR_STAT_RX_GSO_BATCHES] = "rx_gso_batches",
 };
 
 void optr_stat_net(struct optr_net *on, enum optr_stat s, u64 n)

@@ -1,17 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The per-namespace kernel UDP socket. Incoming datagrams on the port are
- * taken before UDP queues them (encap_rcv, as tunnels do); outgoing
- * fragments are charged to this socket's send buffer, which is what makes a
- * large send wait for the device instead of overflowing the queues below.
+ * The per-namespace kernel UDP socket. Outgoing fragments are charged to
+ * its send buffer, which is what makes a large send wait for the device
+ * instead of overflowing the queues below.
+ *
+ * Incoming datagrams are taken in softirq context, as soon as UDP queued
+ * them: our sk_data_ready dequeues and hands them to receive.c at once.
+ * Not encap_rcv, as tunnels use: UDP segments every GSO batch before it
+ * reaches an encap socket, one new skb per datagram, and that was most
+ * of the receive cost. A plain socket that accepts UDP GSO gets a local
+ * sender's batch whole (veth and bridges pass it on), and GRO builds
+ * batches from a NIC's packets for it; receive.c walks their datagrams.
+ * UDP has not verified the checksum of what it queued (it leaves that
+ * to recvmsg), so this does.
  */
 
 #include <linux/net.h>
 #include <linux/udp.h>
 #include <linux/wait.h>
 #include <net/sock.h>
+#include <net/udp.h>
 #include <net/udp_tunnel.h>
 
+#include "compat.h"
 #include "netns.h"
 #include "params.h"
 #include "receive.h"
@@ -20,16 +31,33 @@
 /* Room for fragments in flight below us, per namespace. */
 #define OPTR_UDP_SNDBUF		(4 << 20)
 
-static int optr_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
-{
-	struct optr_net *on = rcu_dereference_sk_user_data(sk);
+/* Room for what arrives between two drains, and for whole GSO batches. */
+#define OPTR_UDP_RCVBUF		(8 << 20)
 
-	if (unlikely(!on)) {
-		kfree_skb(skb);
-		return 0;
+static void optr_udp_data_ready(struct sock *sk)
+{
+	struct optr_net *on;
+	struct sk_buff *skb;
+	int err;
+
+	rcu_read_lock();
+	on = rcu_dereference_sk_user_data(sk);
+	/* Closing: whatever is still queued goes with the socket. */
+	if (unlikely(!on))
+		goto out;
+	while ((skb = skb_recv_udp(sk, MSG_DONTWAIT, &err))) {
+		/* Counted where UDP's own recvmsg counts it. */
+		if (udp_lib_checksum_complete(skb)) {
+			UDP_INC_STATS(sock_net(sk), UDP_MIB_CSUMERRORS, 0);
+			UDP_INC_STATS(sock_net(sk), UDP_MIB_INERRORS, 0);
+			atomic_inc(&sk->sk_drops);
+			kfree_skb(skb);
+			continue;
+		}
+		optr_receive(on, skb);
 	}
-	optr_receive(on, skb);
-	return 0;
+out:
+	rcu_read_unlock();
 }
 
 int optr_udp_open(struct optr_net *on)
@@ -40,21 +68,23 @@ int optr_udp_open(struct optr_net *on)
 		.local_udp_port = htons(optr_port),
 		.use_udp_checksums = true,
 	};
-	struct udp_tunnel_sock_cfg tcfg = {
-		.sk_user_data = on,
-		.encap_type = 1,
-		.encap_rcv = optr_udp_encap_rcv,
-	};
 	struct socket *sock;
+	struct sock *sk;
 	int err;
 
 	lockdep_assert_held(&on->lock);
 	err = udp_sock_create(on->net, &cfg, &sock);
 	if (err)
 		return err;
-	sock->sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
-	WRITE_ONCE(sock->sk->sk_sndbuf, OPTR_UDP_SNDBUF);
-	setup_udp_tunnel_sock(on->net, sock, &tcfg);
+	sk = sock->sk;
+	sk->sk_userlocks |= SOCK_SNDBUF_LOCK | SOCK_RCVBUF_LOCK;
+	WRITE_ONCE(sk->sk_sndbuf, OPTR_UDP_SNDBUF);
+	WRITE_ONCE(sk->sk_rcvbuf, OPTR_UDP_RCVBUF);
+	optr_udp_accept_gso(sk);
+	rcu_assign_sk_user_data(sk, on);
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = optr_udp_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
 	on->udp = sock;
 	return 0;
 }

@@ -16,9 +16,10 @@
 #     totals, rank ids beyond the wire limit, offset/length out of range,
 #     inconsistent LAST, an unknown communicator, a member communicator
 #     (foreign source), a rank beyond the communicator, a destination rank
-#     beyond it, an IP-fragmented out-of-bounds datagram, and a few hundred
+#     beyond it, an IP-fragmented out-of-bounds datagram, a few hundred
 #     random packets whose expected counter python derives from its own
-#     model of the header rules (wire.c, receive.c);
+#     model of the header rules (wire.c, receive.c), and a UDP GSO batch
+#     of bad datagrams, the last one truncated;
 #   from rank 0's address: a stale round, a sealed round's unposted message
 #     (drop_no_post), a wrong message length (out of bounds), a future
 #     round's unposted message (held in the backlog, dropped as no_post
@@ -249,6 +250,21 @@ for i in range(300):
         sys.exit("test bug: a random packet would be delivered")
     S.sendto(p, (victim, port))
     count(want)
+
+# One UDP GSO batch (a UDP_SEGMENT cmsg; veth and the bridge pass it on
+# whole): the module walks its datagrams itself, and must judge each on
+# its own, including a last one shorter than the segment size.
+UDP_SEGMENT, SEG = 103, 136
+segs = [pkt(version=2), pkt(comm=comm + 1), pkt(src=0),
+        pkt(flags=LAST | 0x04), hdr()[:20]]
+for p in segs:
+    if len(p) != SEG and p is not segs[-1]:
+        sys.exit("test bug: segment of %d bytes" % len(p))
+    count(classify(p))
+S.s.sendmsg([b"".join(segs)], [(socket.SOL_UDP, UDP_SEGMENT,
+                                struct.pack("H", SEG))], 0, (victim, port))
+sent += len(segs)
+count("rx_gso_batches")
 
 # From rank 0's own address: well-formed, for the victim's socket.
 A = rank0

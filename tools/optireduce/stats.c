@@ -39,6 +39,7 @@ static const struct {
 	{ "bytes", "lost" },
 	{ "backlog", "queued" },
 	{ "drop", "nomem" },
+	{ "rx", "gso_batches" },
 };
 
 #define NSTATS	(sizeof(stat_desc) / sizeof(stat_desc[0]))
