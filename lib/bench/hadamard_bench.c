@@ -3,9 +3,16 @@
  * Hadamard transform throughput on one core, per block size and kernel,
  * against memcpy of the same bytes measured in the same run, and what
  * encode + decode cost relative to the time the same bytes take on a
- * 10 Gbit/s link (the target: under 10%).
+ * 10 Gbit/s link (the target: under 10%). Encode and decode are measured
+ * as the library runs them for float32: encode reads the caller's buffer
+ * and writes the work buffer, decode reads the work buffer and writes the
+ * caller's with the mean's division. Without the transform the library
+ * copies the same bytes in and out anyway (a memcpy each way), so the
+ * transform's own cost is "added": encode + decode - 2 memcpy. Both
+ * figures are printed; the target is judged on the added one.
  *
- *   hadamard_bench [MiB]     buffer size, default 16 (a typical bucket)
+ *   hadamard_bench [MiB]     buffer size, default 16 (a typical bucket);
+ *                            a 256 KiB buffer (in cache) is measured too
  *
  * Numbers, not a test: it always exits 0 unless something is broken.
  */
@@ -39,9 +46,9 @@ static double measure(int what, float *a, float *b, size_t n, unsigned int block
 			if (what == COPY)
 				memcpy(b, a, n * 4);
 			else if (what == ENCODE)
-				or_hadamard_forward(a, n, 7, block);
+				or_hadamard_forward(b, a, n, 7, block);
 			else
-				or_hadamard_inverse(a, n, 7, block);
+				or_hadamard_inverse(a, b, n, 7, block, 4.0f);
 			iters++;
 			t = now() - t0;
 		} while (t < 0.1);
@@ -51,26 +58,26 @@ static double measure(int what, float *a, float *b, size_t n, unsigned int block
 	return best;
 }
 
-int main(int argc, char **argv)
+static void run(size_t bytes)
 {
-	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 0) : 16;
-	size_t n = mib << 18, bytes = n * 4;
 	const unsigned int blocks[] = { 256, 1024, 4096, 16384, 65536 };
 	const int impls[] = { OR_HADAMARD_IMPL_AVX2, OR_HADAMARD_IMPL_SCALAR };
+	size_t n = bytes / 4;
 	double wire = bytes * 8 / 10e9;	/* seconds at 10 Gbit/s */
 	float *a = aligned_alloc(64, bytes), *b = aligned_alloc(64, bytes);
 
-	if (!mib || !a || !b) {
-		fprintf(stderr, "usage: hadamard_bench [MiB]\n");
-		return 1;
+	if (!a || !b) {
+		fprintf(stderr, "hadamard_bench: out of memory\n");
+		exit(1);
 	}
 	for (size_t i = 0; i < n; i++)
 		a[i] = (float)(i % 1000) * 0.001f - 0.5f;
 	memset(b, 0, bytes);
-	printf("buffer %zu MiB, one core; 10 Gbit/s wire time %.3f ms\n", mib,
-	       wire * 1e3);
-	printf("%-7s %6s %10s %10s %10s %14s %9s\n", "kernel", "block",
-	       "enc GB/s", "dec GB/s", "memcpy GB/s", "enc+dec/wire", "target");
+	printf("\nbuffer %.2f MiB, one core; 10 Gbit/s wire time %.3f ms\n",
+	       bytes / 1048576.0, wire * 1e3);
+	printf("%-7s %6s %9s %9s %12s %13s %14s %7s\n", "kernel", "block",
+	       "enc GB/s", "dec GB/s", "memcpy GB/s", "enc+dec/wire",
+	       "added/wire", "target");
 	for (size_t k = 0; k < sizeof(impls) / sizeof(impls[0]); k++) {
 		if (or_hadamard_set_impl(impls[k])) {
 			printf("%-7s (not supported by this CPU)\n",
@@ -82,14 +89,28 @@ int main(int argc, char **argv)
 			double dec = measure(DECODE, a, b, n, blocks[bi]);
 			double cpy = measure(COPY, a, b, n, blocks[bi]);
 			double frac = (enc + dec) / wire;
+			double added = (enc + dec - 2 * cpy) / wire;
 
-			printf("%-7s %6u %10.2f %10.2f %10.2f %13.1f%% %9s\n",
+			printf("%-7s %6u %9.2f %9.2f %12.2f %12.1f%% %13.1f%% %7s\n",
 			       or_hadamard_impl_name(), blocks[bi], bytes / enc / 1e9,
 			       bytes / dec / 1e9, bytes / cpy / 1e9, frac * 100,
-			       frac < 0.10 ? "met" : "missed");
+			       added * 100, added < 0.10 ? "met" : "missed");
 		}
 	}
 	free(a);
 	free(b);
+}
+
+int main(int argc, char **argv)
+{
+	char *end = NULL;
+	size_t mib = argc > 1 ? strtoul(argv[1], &end, 0) : 16;
+
+	if (argc > 2 || !mib || (end && *end)) {
+		fprintf(stderr, "usage: hadamard_bench [MiB]\n");
+		return 2;
+	}
+	run(mib << 20);
+	run(256 << 10);
 	return 0;
 }

@@ -311,17 +311,26 @@ static void finish(optireduce_comm *c)
 	int n = c->size;
 	float factor = c->no_compensation ? 1.0f : (float)n;
 	int64_t now = or_now_ns();
+	float div;
 
 	for (int j = 0; j < n; j++)
 		if (j != c->rank && a->p2_nmiss[j])
 			or_comp_fill(shard_ptr(a, j), shard_len(a, j),
 				     a->p2_miss + (size_t)j * OR_MAX_MISSING,
 				     a->p2_nmiss[j], factor, &a->p2st);
-	if (a->hadamard)
-		or_hadamard_inverse(call->work, call->count, a->seed,
-				    call->hadamard_block);
-	or_dtype_store(call->buf, call->work, call->count, call->dtype,
-		       call->op == OPTIREDUCE_MEAN ? (float)n : 1.0f);
+	/* float32 leaves the Hadamard domain straight into the caller's
+	 * buffer; other types are converted from the work buffer. */
+	div = call->op == OPTIREDUCE_MEAN ? (float)n : 1.0f;
+	if (a->hadamard && call->dtype == OPTIREDUCE_FLOAT32) {
+		or_hadamard_inverse(call->buf, call->work, call->count, a->seed,
+				    call->hadamard_block, div);
+	} else {
+		if (a->hadamard)
+			or_hadamard_inverse(call->work, call->work, call->count,
+					    a->seed, call->hadamard_block, 1.0f);
+		or_dtype_store(call->buf, call->work, call->count, call->dtype,
+			       div);
+	}
 
 	res->lost = a->p1st.lost + a->p2st.lost;
 	res->compensated = a->p1st.compensated + a->p2st.compensated;
@@ -554,10 +563,17 @@ static int activate(optireduce_comm *c)
 		rc = grow(&call->p1, &call->p1_cap, (size_t)n * a->len);
 	if (rc)
 		goto fail;
-	or_dtype_load(call->work, call->buf, call->count, call->dtype);
-	if (a->hadamard)
-		or_hadamard_forward(call->work, call->count, a->seed,
+	/* float32 enters the Hadamard domain straight from the caller's
+	 * buffer; other types are converted into the work buffer first. */
+	if (a->hadamard && call->dtype == OPTIREDUCE_FLOAT32) {
+		or_hadamard_forward(call->work, call->buf, call->count, a->seed,
 				    call->hadamard_block);
+	} else {
+		or_dtype_load(call->work, call->buf, call->count, call->dtype);
+		if (a->hadamard)
+			or_hadamard_forward(call->work, call->work, call->count,
+					    a->seed, call->hadamard_block);
+	}
 
 	memset(a->p1_nmiss, 0, n * sizeof(uint32_t));
 	memset(a->p2_nmiss, 0, n * sizeof(uint32_t));

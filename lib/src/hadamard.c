@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <endian.h>
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,32 +12,42 @@ uint64_t or_hadamard_sign_word(uint64_t seed, size_t word)
 	return or_mix64(seed ^ ((uint64_t)word * 0xd1b54a32d192ed03ull));
 }
 
-void or_fwht_fwd_scalar(float *x, size_t b, const uint8_t *signs, float scale)
+static inline float signed_scale(const uint8_t *signs, size_t i, float scale)
 {
-	for (size_t i = 0; i < b; i++)
-		x[i] *= (signs[i >> 3] >> (i & 7)) & 1 ? -scale : scale;
-	for (size_t h = 1; h < b; h <<= 1)
-		for (size_t i = 0; i < b; i += 2 * h)
-			for (size_t j = i; j < i + h; j++) {
-				float a = x[j], c = x[j + h];
-
-				x[j] = a + c;
-				x[j + h] = a - c;
-			}
+	return (signs[i >> 3] >> (i & 7)) & 1 ? -scale : scale;
 }
 
-void or_fwht_inv_scalar(float *x, size_t b, const uint8_t *signs, float scale)
+/* Butterflies of distance h over x[0..b), h = L, 2L, ... or the reverse. */
+static void stages(float *x, size_t b, size_t h)
 {
-	for (size_t h = b >> 1; h >= 1; h >>= 1)
-		for (size_t i = 0; i < b; i += 2 * h)
-			for (size_t j = i; j < i + h; j++) {
-				float a = x[j], c = x[j + h];
+	for (size_t i = 0; i < b; i += 2 * h)
+		for (size_t j = i; j < i + h; j++) {
+			float a = x[j], c = x[j + h];
 
-				x[j] = a + c;
-				x[j + h] = a - c;
-			}
+			x[j] = a + c;
+			x[j + h] = a - c;
+		}
+}
+
+void or_fwht_fwd_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
+			float scale, unsigned int flags)
+{
+	(void)scale;
+	(void)flags;
 	for (size_t i = 0; i < b; i++)
-		x[i] *= (signs[i >> 3] >> (i & 7)) & 1 ? -scale : scale;
+		dst[i] = (signs[i >> 3] >> (i & 7)) & 1 ? -src[i] : src[i];
+	for (size_t h = or_hadamard_lanes(b); h < b; h <<= 1)
+		stages(dst, b, h);
+}
+
+void or_fwht_inv_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
+			float scale, unsigned int flags)
+{
+	(void)flags;
+	for (size_t h = b >> 1; h >= or_hadamard_lanes(b) && h; h >>= 1)
+		stages(src, b, h);
+	for (size_t i = 0; i < b; i++)
+		dst[i] = src[i] * signed_scale(signs, i, scale);
 }
 
 /* Kernels in use; chosen once, on first use. */
@@ -51,7 +60,8 @@ int or_hadamard_set_impl(enum or_hadamard_impl impl)
 
 #ifdef __x86_64__
 	__builtin_cpu_init();
-	avx2 = __builtin_cpu_supports("avx2");
+	/* The kernels subtract with FMA (see hadamard_avx2.c). */
+	avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
 	if (impl == OR_HADAMARD_IMPL_AUTO) {
 		const char *e = getenv("OPTIREDUCE_HADAMARD_IMPL");
@@ -114,10 +124,12 @@ static void sign_bytes(uint64_t seed, size_t off, size_t b, uint8_t *out)
 	}
 }
 
-static void transform(float *x, size_t n, uint64_t seed, unsigned int block,
-		      int inverse)
+static void transform(float *dst, float *src, size_t n, uint64_t seed,
+		      unsigned int block, int inverse, float div)
 {
 	uint8_t signs[OR_HADAMARD_MAX_BLOCK / 8];
+	/* Beyond L2, the result is gone from the caches before it is used. */
+	unsigned int flags = n * sizeof(float) >= (1u << 20) ? OR_FWHT_STREAM : 0;
 	or_fwht_fn fn;
 	size_t off = 0;
 
@@ -127,24 +139,30 @@ static void transform(float *x, size_t n, uint64_t seed, unsigned int block,
 	fn = __atomic_load_n(inverse ? &fwht_inv : &fwht_fwd, __ATOMIC_ACQUIRE);
 	while (off < n) {
 		size_t b = block;
+		double m;
 
 		/* Tail: the largest power of two that still fits. */
 		while (b > n - off)
 			b >>= 1;
+		m = inverse ? (double)(b / or_hadamard_lanes(b)) : 1.0;
 		sign_bytes(seed, off, b, signs);
 		/* Pieces under 8 entries never reach the vector kernel. */
 		(b >= 8 ? fn : inverse ? or_fwht_inv_scalar : or_fwht_fwd_scalar)
-			(x + off, b, signs, (float)(1.0 / sqrt((double)b)));
+			(dst + off, src + off, b, signs,
+			 (float)(1.0 / (m * div)), flags);
 		off += b;
 	}
 }
 
-void or_hadamard_forward(float *x, size_t n, uint64_t seed, unsigned int block)
+void or_hadamard_forward(float *dst, const float *src, size_t n, uint64_t seed,
+			 unsigned int block)
 {
-	transform(x, n, seed, block, 0);
+	/* The forward kernels only read src. */
+	transform(dst, (float *)src, n, seed, block, 0, 1.0f);
 }
 
-void or_hadamard_inverse(float *x, size_t n, uint64_t seed, unsigned int block)
+void or_hadamard_inverse(float *dst, float *src, size_t n, uint64_t seed,
+			 unsigned int block, float div)
 {
-	transform(x, n, seed, block, 1);
+	transform(dst, src, n, seed, block, 1, div);
 }

@@ -3,9 +3,16 @@
 #define OR_HADAMARD_H
 
 /*
- * Randomized Hadamard transform, blockwise and orthonormal:
- *   forward  y = H_b (D x) / sqrt(b)   on every block
- *   inverse  x = D (H_b y) / sqrt(b)
+ * Randomized Hadamard transform, blockwise. A block of b entries is
+ * L = min(b, 8) interleaved lanes of m = b / L entries each (entry i is
+ * element i / L of lane i % L), and each lane gets its own Walsh-Hadamard
+ * transform of size m:
+ *   forward  y = (H_m (x) I_L) (D x)
+ *   inverse  x = D (H_m (x) I_L) y / m
+ * The whole 1/m is on the inverse side: m is a power of two, so dividing
+ * by it is exact, and integer-valued data whose sums stay below 2^24 goes
+ * through forward, reduction and inverse without a rounding (the tests
+ * rely on it); the forward pass is a sign flip and additions only.
  * D is a diagonal of random +-1 signs: sign of entry i is bit (i mod 64) of
  * or_mix64(seed ^ (i / 64) * K), so every rank derives the same signs from
  * the call's seed. The vector is cut into blocks of `block` entries (a power
@@ -13,10 +20,19 @@
  * at a multiple of its own size), so any length works and the inverse is
  * exact up to rounding.
  *
- * Stage order is fixed (forward: butterflies of distance 1, 2, 4 ...;
+ * Why lanes, not H_b: the transport loses whole fragments (hundreds of
+ * entries, every lane alike), and for such a loss H_m on each lane spreads
+ * the error over the block just as H_b would. What it saves are the three
+ * butterfly stages inside an 8-float vector, which need shuffles and cost
+ * as much as all the others: the transform then runs at memory speed.
+ *
+ * Stage order is fixed (forward: butterflies of distance L, 2L, 4L ...;
  * inverse: the reverse) so the scalar and AVX2 kernels give bit-identical
- * results; the AVX2 one is chosen at run time (__builtin_cpu_supports),
- * OPTIREDUCE_HADAMARD_IMPL=scalar forces the other.
+ * results, as ranks on different CPUs must; the AVX2 one is chosen at run
+ * time (__builtin_cpu_supports), OPTIREDUCE_HADAMARD_IMPL=scalar forces the
+ * other. Both take a source and a destination, so the copy into the work
+ * buffer (forward) and out of it (inverse, with the mean's division) are
+ * the transform's first and last pass, not passes of their own.
  */
 
 #include <stddef.h>
@@ -26,8 +42,13 @@
 #define OR_HADAMARD_MAX_BLOCK	65536
 #define OR_HADAMARD_DEF_BLOCK	4096
 
-void or_hadamard_forward(float *x, size_t n, uint64_t seed, unsigned int block);
-void or_hadamard_inverse(float *x, size_t n, uint64_t seed, unsigned int block);
+/* dst may be src. */
+void or_hadamard_forward(float *dst, const float *src, size_t n, uint64_t seed,
+			 unsigned int block);
+/* Every entry of the result is also divided by div (1 for a sum). src is
+ * scratch: it is overwritten. dst may be src. */
+void or_hadamard_inverse(float *dst, float *src, size_t n, uint64_t seed,
+			 unsigned int block, float div);
 
 /* 64 sign bits: entries 64*word .. 64*word+63 (1: negate). */
 uint64_t or_hadamard_sign_word(uint64_t seed, size_t word);
@@ -47,15 +68,31 @@ int or_hadamard_set_impl(enum or_hadamard_impl impl);
 const char *or_hadamard_impl_name(void);
 
 /*
- * One block of b entries (power of two), signs as bytes (bit k of byte t is
- * entry 8t + k), scale 1/sqrt(b). Kernels: hadamard.c (scalar) and
- * hadamard_avx2.c (b >= 8).
+ * One block of b entries (power of two) from src to dst, signs as bytes
+ * (bit k of byte t is entry 8t + k); the inverse multiplies by scale along
+ * with the signs, after the stages (the forward kernels ignore it). The forward kernel only reads src; the
+ * inverse one may transform src in place before its last pass writes dst.
+ * Kernels: hadamard.c (scalar) and hadamard_avx2.c (b >= 8).
  */
-typedef void (*or_fwht_fn)(float *x, size_t b, const uint8_t *signs,
-			   float scale);
-void or_fwht_fwd_scalar(float *x, size_t b, const uint8_t *signs, float scale);
-void or_fwht_inv_scalar(float *x, size_t b, const uint8_t *signs, float scale);
-void or_fwht_fwd_avx2(float *x, size_t b, const uint8_t *signs, float scale);
-void or_fwht_inv_avx2(float *x, size_t b, const uint8_t *signs, float scale);
+typedef void (*or_fwht_fn)(float *dst, float *src, size_t b,
+			   const uint8_t *signs, float scale,
+			   unsigned int flags);
+/* flags: the result will not be read soon (a large transform): a kernel may
+ * write it past the caches. The result is the same either way. */
+#define OR_FWHT_STREAM		0x1u
+void or_fwht_fwd_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
+			float scale, unsigned int flags);
+void or_fwht_inv_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
+			float scale, unsigned int flags);
+void or_fwht_fwd_avx2(float *dst, float *src, size_t b, const uint8_t *signs,
+		      float scale, unsigned int flags);
+void or_fwht_inv_avx2(float *dst, float *src, size_t b, const uint8_t *signs,
+		      float scale, unsigned int flags);
+
+/* Lane count of a piece of b entries, and the size of each lane's transform. */
+static inline size_t or_hadamard_lanes(size_t b)
+{
+	return b < 8 ? b : 8;
+}
 
 #endif /* OR_HADAMARD_H */

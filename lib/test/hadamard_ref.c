@@ -1,35 +1,38 @@
 // SPDX-License-Identifier: MIT
 /* Hadamard transform against a naive O(n^2) reference, for every length up
- * to 300 and several block sizes, with both kernels; scalar and AVX2 must
- * agree bit for bit. */
+ * to 300 and several block sizes, with both kernels, in place and out of
+ * place; scalar and AVX2 must agree bit for bit. */
 #include <math.h>
 #include <string.h>
 
 #include "hadamard.h"
 #include "helpers.h"
 
-/* H_b[i][j] = (-1)^popcount(i & j) */
+/* Lane l of a piece is entries l, l + L, l + 2L ...; on each, H_m with
+ * H_m[i][j] = (-1)^popcount(i & j), m = b / L (unscaled forward). */
 static void reference(const float *x, double *y, size_t n, uint64_t seed,
 		      unsigned int block)
 {
 	size_t off = 0;
 
 	while (off < n) {
-		size_t b = block;
+		size_t b = block, L;
 
 		while (b > n - off)
 			b >>= 1;
+		L = b < 8 ? b : 8;
 		for (size_t i = 0; i < b; i++) {
 			double acc = 0;
 
-			for (size_t j = 0; j < b; j++) {
+			for (size_t j = i % L; j < b; j += L) {
 				double v = x[off + j];
 
 				if (or_hadamard_sign(seed, off + j))
 					v = -v;
-				acc += __builtin_popcountll(i & j) & 1 ? -v : v;
+				acc += __builtin_popcountll((i / L) & (j / L)) & 1 ?
+					-v : v;
 			}
-			y[off + i] = acc / sqrt((double)b);
+			y[off + i] = acc;
 		}
 		off += b;
 	}
@@ -37,41 +40,53 @@ static void reference(const float *x, double *y, size_t n, uint64_t seed,
 
 int main(void)
 {
-	static float x[300], a[300], b[300];
-	static double ref[300];
+	/* Every length up to 300 with small blocks; a few long ones with
+	 * blocks of 7 and 9 stages (three passes in the AVX2 kernel). */
+	static const struct { unsigned int block; size_t nmax; } cases[] = {
+		{ 16, 300 }, { 32, 300 }, { 64, 300 }, { 128, 300 },
+		{ 256, 300 }, { 1024, 0 }, { 4096, 0 },
+	};
+	static const size_t long_n[] = { 1024, 2059, 4096, 8269 };
+	static float x[8269], a[8269], b[8269];
+	static double ref[8269];
 	int have_avx2 = or_hadamard_set_impl(OR_HADAMARD_IMPL_AVX2) == 0;
-	const unsigned int blocks[] = { 16, 32, 64, 128, 256 };
 
 	if (!have_avx2)
 		fprintf(stderr, "no AVX2 on this CPU: scalar kernel only\n");
-	for (size_t bi = 0; bi < sizeof(blocks) / sizeof(blocks[0]); bi++) {
-		for (size_t n = 1; n <= 300; n++) {
-			uint64_t seed = n * 7919 + bi;
+	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+		unsigned int block = cases[ci].block;
+		size_t nlen = cases[ci].nmax ? cases[ci].nmax :
+			sizeof(long_n) / sizeof(long_n[0]);
+
+		for (size_t k = 0; k < nlen; k++) {
+			size_t n = cases[ci].nmax ? k + 1 : long_n[k];
+			uint64_t seed = n * 7919 + ci;
 
 			for (size_t i = 0; i < n; i++)
 				x[i] = t_value(1, i, n) / 64.0f + 0.25f;
-			reference(x, ref, n, seed, blocks[bi]);
+			reference(x, ref, n, seed, block);
 
-			memcpy(a, x, n * 4);
 			or_hadamard_set_impl(OR_HADAMARD_IMPL_SCALAR);
-			or_hadamard_forward(a, n, seed, blocks[bi]);
+			or_hadamard_forward(a, x, n, seed, block);
 			for (size_t i = 0; i < n; i++)
-				T_ASSERT(fabs(a[i] - ref[i]) <= 1e-4 * (1 + fabs(ref[i])),
+				T_ASSERT(fabs(a[i] - ref[i]) <= 1e-5 * (64 + fabs(ref[i])),
 					 "n %zu block %u entry %zu: %g vs %g", n,
-					 blocks[bi], i, a[i], ref[i]);
+					 block, i, a[i], ref[i]);
 			if (have_avx2) {
 				memcpy(b, x, n * 4);
 				or_hadamard_set_impl(OR_HADAMARD_IMPL_AVX2);
-				or_hadamard_forward(b, n, seed, blocks[bi]);
+				or_hadamard_forward(b, b, n, seed, block);
 				T_ASSERT(!memcmp(a, b, n * 4),
-					 "forward: avx2 differs from scalar, n %zu", n);
-				or_hadamard_inverse(b, n, seed, blocks[bi]);
+					 "forward: avx2 differs from scalar, n %zu block %u",
+					 n, block);
+				or_hadamard_inverse(b, b, n, seed, block, 1.0f);
 			}
 			or_hadamard_set_impl(OR_HADAMARD_IMPL_SCALAR);
-			or_hadamard_inverse(a, n, seed, blocks[bi]);
+			or_hadamard_inverse(a, a, n, seed, block, 1.0f);
 			if (have_avx2)
 				T_ASSERT(!memcmp(a, b, n * 4),
-					 "inverse: avx2 differs from scalar, n %zu", n);
+					 "inverse: avx2 differs from scalar, n %zu block %u",
+					 n, block);
 			for (size_t i = 0; i < n; i++)
 				T_ASSERT(fabsf(a[i] - x[i]) <= 1e-5f * (1 + fabsf(x[i])),
 					 "round trip n %zu entry %zu: %g vs %g", n, i,
