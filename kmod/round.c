@@ -376,7 +376,7 @@ bool optr_deliver(struct optr_sock *osk, struct sk_buff *skb, u32 dataoff,
 }
 
 static void optr_round_open(struct optr_sock *osk, struct optr_round *r,
-			    u32 id, u32 deadline_us)
+			    u32 id, u32 deadline_us, u32 early_us)
 {
 	u32 typical, d = optr_sock_deadline_us(osk, &typical);
 
@@ -385,6 +385,9 @@ static void optr_round_open(struct optr_sock *osk, struct optr_round *r,
 		d = deadline_us;
 		typical = min(typical, d);
 	}
+	/* The caller knows its rounds better than this socket's history. */
+	if (early_us)
+		typical = min(early_us, d);
 	INIT_LIST_HEAD(&r->posts);
 	r->osk = osk;
 	r->id = id;
@@ -445,9 +448,10 @@ int optr_post(struct optr_sock *osk, const struct optireduce_post *req,
 
 	if (!comm)
 		return -ENOTCONN;
-	if ((req->flags & ~OPTIREDUCE_POST_MORE) || req->reserved ||
+	if ((req->flags & ~OPTIREDUCE_POST_MORE) ||
 	    req->src >= comm->nranks || req->src == comm->rank ||
-	    req->deadline_us > OPTR_DEADLINE_LIMIT_US || !len)
+	    req->deadline_us > OPTR_DEADLINE_LIMIT_US ||
+	    req->early_us > OPTR_DEADLINE_LIMIT_US || !len)
 		return -EINVAL;
 	if (len > OPTIREDUCE_MAX_MSG)
 		return -EMSGSIZE;
@@ -488,7 +492,8 @@ int optr_post(struct optr_sock *osk, const struct optireduce_post *req,
 		}
 		r = fresh;
 		fresh = NULL;
-		optr_round_open(osk, r, req->round, req->deadline_us);
+		optr_round_open(osk, r, req->round, req->deadline_us,
+				req->early_us);
 	} else if (r->sealed) {
 		err = -EINVAL;
 		goto err_unlock;

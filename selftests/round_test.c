@@ -226,6 +226,45 @@ TEST_F(pair, early_timeout_before_deadline)
 	       (unsigned long long)(optr_now_ns() - t0) / 1000000);
 }
 
+/*
+ * A post that opens its round may say how long such rounds typically take
+ * (early_us, the library's moving average): the idle window is
+ * early_idle_pct percent of that, not of the socket's own estimate. With a
+ * typical time of 8 s the window is long enough to tell apart from the
+ * estimate's (the floor, deadline_min_us, for a fresh socket) and still
+ * well before the 20 s deadline.
+ */
+TEST_F(pair, early_timeout_scales_with_the_posts_hint)
+{
+	const __u64 hint_us = 8 * 1000 * 1000;
+	__u8 src[3000], dst[3000];
+	struct optireduce_post p = {
+		.round = 1, .msg = 0, .src = 0,
+		.deadline_us = 20 * 1000 * 1000, .early_us = hint_us,
+	};
+	long pct = optr_param("early_idle_pct");
+	struct optr_compl c;
+	__u64 t0, waited;
+
+	ASSERT_GT(pct, 0);
+	fill(src, sizeof(src), 1);
+	ASSERT_EQ(0, optr_ctl(self->b, OPTIREDUCE_CMSG_POST, &p, sizeof(p),
+			      dst, sizeof(dst)));
+	t0 = optr_now_ns();
+	inject(_metadata, self, 1, 0, 0, 1000, 3000, src);
+	inject(_metadata, self, 1, 0, 2000, 1000, 3000, src);
+	ASSERT_EQ(0, optr_recv_one(self->b, &c, 25000));
+	waited = optr_now_ns() - t0;
+	EXPECT_EQ(OPTIREDUCE_EARLY, c.h.status);
+	EXPECT_EQ(2000, c.h.received);
+	/* Idle for the window after the last fragment: never sooner. */
+	EXPECT_GE(waited, hint_us * 1000 * pct / 100);
+	EXPECT_LT(waited, 20000000000ULL);
+	TH_LOG("hint %llu ms, early_idle_pct %ld: ended early after %llu ms",
+	       (unsigned long long)hint_us / 1000, pct,
+	       (unsigned long long)waited / 1000000);
+}
+
 TEST_F(pair, early_timeout_off_waits_for_deadline)
 {
 	__u8 src[3000], dst[3000];

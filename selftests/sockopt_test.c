@@ -319,10 +319,10 @@ TEST_F(joined, post_validation)
 	EXPECT_ERRNO(EINVAL, optr_ctl(fd, OPTIREDUCE_CMSG_POST, &p, sizeof(p),
 				      self->buf, 10));
 	p.flags = 0;
-	p.reserved = 5;
+	p.early_us = 60000001;
 	EXPECT_ERRNO(EINVAL, optr_ctl(fd, OPTIREDUCE_CMSG_POST, &p, sizeof(p),
 				      self->buf, 10));
-	p.reserved = 0;
+	p.early_us = 0;
 	p.deadline_us = 60000001;
 	EXPECT_ERRNO(EINVAL, optr_ctl(fd, OPTIREDUCE_CMSG_POST, &p, sizeof(p),
 				      self->buf, 10));

@@ -73,6 +73,9 @@ static void stamp_deadline(struct kt *kt, struct kt_round *r)
 	p = (void *)CMSG_DATA(CMSG_FIRSTHDR(&r->first->msg));
 	p->deadline_us = r->deadline_ns ?
 			 until_us(r->deadline_ns + kt->slack_ns, 1) : 0;
+	p->early_us = r->early_ns ?
+		      (uint32_t)OR_MAX(OR_MIN(r->early_ns / 1000, 60000000), 1) :
+		      0;
 	r->first = NULL;
 }
 
@@ -174,6 +177,8 @@ static int kt_post_recv(struct or_transport *t, const struct or_recv *rx)
 	r->open++;
 	if (rx->deadline_ns > r->deadline_ns)
 		r->deadline_ns = rx->deadline_ns;
+	if (rx->early_ns > r->early_ns)
+		r->early_ns = rx->early_ns;
 	op->opener = r->posted == 1;
 	if (op->opener)
 		r->first = op;		/* deadline filled in at submission */

@@ -30,6 +30,10 @@
  *               share the kernel round, whose deadline is then the phase's
  *               last (an earlier TAR round may end later than the engine
  *               planned, never the call).
+ *   early hint  the same post carries the largest early_ns (the engine's
+ *               t_C per round) as early_us: the kernel's early timeout
+ *               waits early_idle_pct percent of it, not of the socket's
+ *               own estimate, which knows only this socket's past rounds.
  *   lateness    a post that reaches the kernel after its round ended (the
  *               progress thread was late past the deadline) gets ESTALE:
  *               it completes at once as expired, everything missing, and
@@ -93,6 +97,7 @@ struct kt_round {
 	unsigned int posted;		/* posts queued */
 	unsigned int open;		/* posts without a completion yet */
 	int64_t deadline_ns;		/* largest of its receives */
+	int64_t early_ns;		/* largest early-timeout hint */
 	struct kt_op *first;		/* opening post, until submitted */
 };
 

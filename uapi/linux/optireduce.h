@@ -159,7 +159,13 @@ struct optireduce_post {
 	 * now; 0 = adaptive (OPTIREDUCE_ESTIMATE).
 	 */
 	__u32 deadline_us;
-	__u32 reserved;		/* 0 */
+	/* Used when this post opens its round: the typical time of such a
+	 * round, which the early timeout's idle window is early_idle_pct
+	 * percent of (a caller that measures its rounds, as the library's
+	 * moving average does); 0 = the socket's estimate. At most
+	 * 60 s, like deadline_us.
+	 */
+	__u32 early_us;
 	__u64 user_data;	/* echoed in the completion */
 };
 
