@@ -1,0 +1,392 @@
+# SPDX-License-Identifier: MIT
+"""PyTorch DistributedDataParallel over liboptireduce.
+
+    import optireduce.torch as ortorch
+    dist.init_process_group("gloo")                 # torchrun sets the env
+    model = DDP(net)
+    state = ortorch.register(model, resync_every=500, resync_lost=0.01)
+    for batch in data:
+        loss(model(batch)).backward()               # buckets go through
+        opt.step(); opt.zero_grad()                 # optireduce, averaged
+        print(state.log_line())
+
+register() = OptiReduceState(...) + model.register_comm_hook(state,
+allreduce_hook) + state.attach(model). The gloo process group stays in use
+for what must be exact: the rendezvous, DDP's own broadcasts, and the drift
+guard's parameter re-synchronization.
+"""
+
+import collections
+import logging
+import os
+import socket
+import threading
+import time
+
+import torch
+import torch.distributed as dist
+
+from . import _binding as _b
+
+log = logging.getLogger("optireduce")
+
+_STEP_KEYS = ("buckets", "entries", "expected", "lost", "compensated",
+              "lossy_calls", "reliable_calls", "warmup_calls",
+              "fallback_calls", "loss_high_calls", "estimated_calls",
+              "busy_ns")
+
+
+def _local_address():
+    """The address this rank advertises: $OPTIREDUCE_ADDR, else the one it
+    reaches $MASTER_ADDR from, else 127.0.0.1."""
+    addr = os.environ.get("OPTIREDUCE_ADDR")
+    if addr:
+        return addr
+    master = os.environ.get("MASTER_ADDR")
+    if not master:
+        return "127.0.0.1"
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect((socket.gethostbyname(master), 9))     # no packet is sent
+        return s.getsockname()[0]
+
+
+def _free_port(addr):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((addr, 0))
+        return s.getsockname()[1]
+
+
+class OptiReduceState:
+    """State of the optireduce DDP communication hook.
+
+    process_group   the torch.distributed group whose ranks take part
+                    (default: the world). Must have been initialized.
+    rendezvous      "store": exchange each rank's address and a free port over
+                    the process group (works under torchrun and mp.spawn);
+                    "env": the library's own rendezvous from RANK,
+                    WORLD_SIZE, MASTER_ADDR, MASTER_PORT+1 or OPTIREDUCE_*.
+    resync_every    broadcast the parameters from rank 0 every this many
+                    steps (0: never on a schedule).
+    resync_lost     ... or as soon as the lost fractions of the steps since
+                    the last re-synchronization add up to this much on any
+                    rank (0: never for loss). Checked at the start of a
+                    forward pass every loss_check_every steps, with one
+                    1-element gloo allreduce, only while lossy calls are
+                    possible (the kernel transport is in use).
+    log_every       log the step report (logger "optireduce", INFO) every
+                    this many steps (0: never).
+    **comm_options  passed to optireduce.Comm (transport, hadamard,
+                    warmup_calls, loss_threshold, timeout_ms, quiet, ...);
+                    OPTIREDUCE_* variables override them.
+    """
+
+    def __init__(self, process_group=None, *, rendezvous="store",
+                 resync_every=1000, resync_lost=0.01, loss_check_every=1,
+                 log_every=0, **comm_options):
+        if not dist.is_available() or not dist.is_initialized():
+            raise RuntimeError("optireduce: call torch.distributed."
+                               "init_process_group() first (gloo backend)")
+        for name, v in (("resync_every", resync_every),
+                        ("loss_check_every", loss_check_every),
+                        ("log_every", log_every)):
+            if int(v) < 0:
+                raise ValueError("%s must be >= 0, not %r" % (name, v))
+        if float(resync_lost) < 0:
+            raise ValueError("resync_lost must be >= 0, not %r" % resync_lost)
+        self.group = process_group
+        self.rank = dist.get_rank(process_group)
+        self.world_size = dist.get_world_size(process_group)
+        self.resync_every = int(resync_every)
+        self.resync_lost = float(resync_lost)
+        self.loss_check_every = int(loss_check_every)
+        self.log_every = int(log_every)
+
+        if rendezvous == "store":
+            self.comm = self._rendezvous_store(comm_options)
+        elif rendezvous == "env":
+            self.comm = _b.Comm.from_env(**comm_options)
+        else:
+            raise ValueError("rendezvous must be 'store' or 'env', not %r"
+                             % rendezvous)
+        if (self.comm.rank, self.comm.size) != (self.rank, self.world_size):
+            self.comm.close()
+            raise RuntimeError(
+                "optireduce: communicator is rank %d of %d, the process group "
+                "rank %d of %d" % (self.comm.rank, self.comm.size, self.rank,
+                                   self.world_size))
+
+        # Hook -> poller: (handle, tensor, future, is_last, t_start).
+        self._queue = collections.deque()
+        self._cv = threading.Condition()
+        self._stopping = False
+        self._error = None
+        self._cres = _b.CResult()           # reused by the poller
+        self._hbox = _b.ctypes.c_uint64()   # reused by the hook
+
+        self.steps = 0                      # completed allreduce steps
+        self._cur = dict.fromkeys(_STEP_KEYS, 0)
+        self._cur_t0 = None
+        self._last = None                   # report of the last step
+        self._totals = dict.fromkeys(_STEP_KEYS, 0)
+        self._acc_lost = 0.0                # sum of step loss since resync
+        self.resyncs = 0
+        self.resync_log = collections.deque(maxlen=100)  # (step, why, drift)
+        self.resync_reasons = {"period": 0, "loss": 0, "manual": 0}
+        self.last_resync_drift = 0.0
+        self._last_resync_step = 0
+        self._checked_step = 0
+        self._module = None
+        self._flat = None
+
+        self._poller = threading.Thread(target=self._poll,
+                                        name="optireduce-poller", daemon=True)
+        self._poller.start()
+
+    def _rendezvous_store(self, options):
+        addr = _local_address()
+        mine = "%s:%d" % (addr, _free_port(addr))
+        peers = [None] * self.world_size
+        dist.all_gather_object(peers, mine, group=self.group)
+        names = ("OPTIREDUCE_PEERS", "OPTIREDUCE_RANK", "OPTIREDUCE_SIZE")
+        saved = {n: os.environ.get(n) for n in names}
+        os.environ.update(OPTIREDUCE_PEERS=",".join(peers),
+                          OPTIREDUCE_RANK=str(self.rank),
+                          OPTIREDUCE_SIZE=str(self.world_size))
+        try:
+            return _b.Comm.from_env(**options)
+        finally:
+            for n, v in saved.items():
+                if v is None:
+                    os.environ.pop(n, None)
+                else:
+                    os.environ[n] = v
+
+    # --- the hook's two halves -------------------------------------------
+
+    def submit(self, bucket):
+        """Start the allreduce (mean) of a DDP gradient bucket; a Future
+        completed with the averaged bucket when it is done."""
+        fut = torch.futures.Future()
+        if self._error is not None:
+            fut.set_exception(self._error)
+            return fut
+        tensor = bucket.buffer()
+        try:
+            addr, n, dt, _ = _b.buffer_of(tensor)
+            with self._cv:
+                h = self.comm.start_raw(addr, n, dt, _b.MEAN, tensor,
+                                        self._hbox)
+                self._queue.append((h, tensor, fut, bucket.is_last(),
+                                    time.perf_counter_ns()))
+                self._cv.notify()
+        except Exception as e:     # misuse or a broken communicator
+            fut.set_exception(e)
+        return fut
+
+    def _poll(self):
+        cres = self._cres
+        cur = self._cur
+        while True:
+            with self._cv:
+                while not self._queue and not self._stopping:
+                    self._cv.wait()
+                if not self._queue:
+                    return
+                h, tensor, fut, last, t0 = self._queue.popleft()
+            rc = self.comm.wait_raw(h, cres)    # GIL released while blocked
+            if rc < 0:
+                err = _b.OptiReduceError(rc, "optireduce_allreduce_wait")
+                self._error = self._error or err
+                fut.set_exception(err)
+                continue
+            if self._cur_t0 is None:
+                self._cur_t0 = t0
+            f = cres.flags
+            cur["buckets"] += 1
+            cur["entries"] += cres.count
+            cur["expected"] += cres.expected
+            cur["lost"] += cres.lost
+            cur["compensated"] += cres.compensated
+            cur["busy_ns"] += cres.duration_ns - cres.queued_ns
+            if f & _b.RES_RELIABLE:
+                cur["reliable_calls"] += 1
+                if f & _b.RES_WARMUP:
+                    cur["warmup_calls"] += 1
+                if f & _b.RES_FALLBACK:
+                    cur["fallback_calls"] += 1
+            else:
+                cur["lossy_calls"] += 1
+            if f & _b.RES_LOSS_HIGH:
+                cur["loss_high_calls"] += 1
+            if f & _b.RES_ESTIMATED:
+                cur["estimated_calls"] += 1
+            if last:
+                self._end_step(time.perf_counter_ns())
+            # Counters first: DDP proceeds once the last future is done.
+            fut.set_result(tensor)
+
+    def _end_step(self, t_end):
+        cur = self._cur
+        frac = cur["lost"] / cur["expected"] if cur["expected"] else 0.0
+        self._acc_lost += frac
+        for k in _STEP_KEYS:
+            self._totals[k] += cur[k]
+        rep = dict(cur)
+        rep["step"] = self.steps + 1
+        rep["lost_fraction"] = frac
+        rep["allreduce_ms"] = (t_end - self._cur_t0) / 1e6
+        rep["busy_ms"] = rep.pop("busy_ns") / 1e6
+        rep["lost_since_resync"] = self._acc_lost
+        self._last = rep
+        for k in _STEP_KEYS:
+            cur[k] = 0
+        self._cur_t0 = None
+        self.steps += 1
+
+    # --- drift guard -----------------------------------------------------
+
+    def attach(self, module):
+        """Arm the drift guard on a DDP module: a forward pre-hook that
+        re-synchronizes its parameters when due."""
+        if self._module is not None:
+            raise RuntimeError("optireduce: state already attached to a model")
+        self._module = module
+        self._params = [p for p in module.parameters()]
+        by_dtype = collections.OrderedDict()
+        for p in self._params:
+            by_dtype.setdefault(p.dtype, []).append(p)
+        # One flat buffer per dtype, allocated once, broadcast in one call.
+        self._flat = [(torch.empty(sum(p.numel() for p in ps), dtype=dt), ps)
+                      for dt, ps in by_dtype.items()]
+        module.register_forward_pre_hook(self._pre_forward)
+        return self
+
+    def _loss_check_needed(self):
+        # Same answer on every rank: the transport is agreed at creation.
+        return self.comm.lossy
+
+    def _pre_forward(self, module, inputs):
+        if not torch.is_grad_enabled():
+            return
+        step = self.steps
+        if step == self._checked_step:
+            return                  # decided for this step already
+        self._checked_step = step
+        if self.log_every and step % self.log_every == 0:
+            log.info("%s", self.log_line())
+        since = step - self._last_resync_step
+        if self.resync_every and since >= self.resync_every:
+            self.resync("period")
+        elif (self.resync_lost and self.loss_check_every and
+              step % self.loss_check_every == 0 and self._loss_check_needed()):
+            t = torch.tensor([self._acc_lost], dtype=torch.float64)
+            dist.all_reduce(t, op=dist.ReduceOp.MAX, group=self.group)
+            if t.item() >= self.resync_lost:
+                self.resync("loss")
+
+    def resync(self, reason="manual"):
+        """Broadcast the attached model's parameters from rank 0 over the
+        process group (reliably). Every rank must call it at the same point.
+        Returns this rank's largest parameter change (its drift)."""
+        if self._module is None:
+            raise RuntimeError("optireduce: attach(model) before resync()")
+        src = 0
+        if self.group is not None and self.group is not dist.group.WORLD:
+            glob = getattr(dist, "get_global_rank", None) or \
+                dist.distributed_c10d._get_global_rank
+            src = glob(self.group, 0)
+        drift = 0.0
+        with torch.no_grad():
+            for flat, ps in self._flat:
+                off = 0
+                for p in ps:
+                    flat[off:off + p.numel()].copy_(p.reshape(-1))
+                    off += p.numel()
+                dist.broadcast(flat, src=src, group=self.group)
+                off = 0
+                for p in ps:
+                    v = flat[off:off + p.numel()].view_as(p)
+                    if p.numel():
+                        drift = max(drift, (p - v).abs().max().item())
+                    p.copy_(v)
+                    off += p.numel()
+        self.resyncs += 1
+        self.resync_reasons[reason] = self.resync_reasons.get(reason, 0) + 1
+        self.resync_log.append((self.steps, reason, drift))
+        self.last_resync_drift = drift
+        self._last_resync_step = self.steps
+        self._acc_lost = 0.0
+        return drift
+
+    @property
+    def resync_steps(self):
+        """Steps after which the last (up to 100) re-synchronizations ran."""
+        return [s for s, _, _ in self.resync_log]
+
+    # --- report ----------------------------------------------------------
+
+    def report(self):
+        """The last completed step: buckets, entries, lost, lost_fraction,
+        calls by path (lossy, reliable, warm-up, fallback), allreduce_ms
+        (first bucket started to last done), busy_ms (time the calls ran),
+        lost_since_resync; plus path, resyncs and totals since creation."""
+        rep = dict(self._last) if self._last else {"step": 0}
+        tot = dict(self._totals)
+        tot["busy_ms"] = tot.pop("busy_ns") / 1e6
+        tot["lost_fraction"] = (tot["lost"] / tot["expected"]
+                                if tot["expected"] else 0.0)
+        rep.update(path=self.comm.transport, resyncs=self.resyncs,
+                   resync_steps=list(self.resync_steps),
+                   resync_reasons=dict(self.resync_reasons),
+                   last_resync_drift=self.last_resync_drift, totals=tot)
+        return rep
+
+    def log_line(self):
+        r = self.report()
+        if not r["step"]:
+            return "optireduce: no step yet (path %s)" % r["path"]
+        return ("optireduce step %d: %d buckets, %d entries, lost %.4f%% "
+                "(since resync %.4f%%), calls lossy %d reliable %d "
+                "(warm-up %d, fallback %d), %.2f ms in allreduce, path %s, "
+                "resyncs %d" % (
+                    r["step"], r["buckets"], r["entries"],
+                    100 * r["lost_fraction"], 100 * r["lost_since_resync"],
+                    r["lossy_calls"], r["reliable_calls"], r["warmup_calls"],
+                    r["fallback_calls"], r["allreduce_ms"], r["path"],
+                    r["resyncs"]))
+
+    def close(self):
+        """Stop the poller (after what is queued) and destroy the
+        communicator."""
+        with self._cv:
+            self._stopping = True
+            self._cv.notify()
+        if self._poller.is_alive():
+            self._poller.join()
+        self.comm.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def allreduce_hook(state, bucket):
+    """DDP communication hook: average the bucket over the ranks with
+    optireduce (asynchronously); register with
+    model.register_comm_hook(state, allreduce_hook)."""
+    return state.submit(bucket)
+
+
+def register(model, process_group=None, **kwargs):
+    """Create an OptiReduceState for a DDP model, register allreduce_hook
+    and arm the drift guard; returns the state."""
+    state = OptiReduceState(process_group, **kwargs)
+    try:
+        model.register_comm_hook(state, allreduce_hook)
+        state.attach(model)
+    except Exception:
+        state.close()
+        raise
+    return state

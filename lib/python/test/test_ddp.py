@@ -1,0 +1,238 @@
+# SPDX-License-Identifier: MIT
+"""Host tests of the DDP communication hook: a tiny real DDP training
+(gloo process group, forked processes on 127.0.0.1) with the optireduce
+hook must end with the same parameters as DDP's default allreduce, and the
+drift guard must fire at its period (and on loss) and undo a replica's
+drift."""
+
+import multiprocessing as mp
+import os
+import socket
+import traceback
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import optireduce.torch as ortorch
+from ktap import Ktap
+
+STEPS = 5
+TOL = 1e-5
+
+
+def make_model():
+    torch.manual_seed(1234)
+    # 1.3 MB of parameters: more than DDP's first bucket (1 MB), so every
+    # step has several buckets
+    return torch.nn.Sequential(torch.nn.Linear(12, 512), torch.nn.Tanh(),
+                               torch.nn.Linear(512, 600), torch.nn.Tanh(),
+                               torch.nn.Linear(600, 3))
+
+
+def batch(rank, step):
+    g = torch.Generator().manual_seed(1000 * rank + step)
+    x = torch.randn(16, 12, generator=g)
+    y = torch.randn(16, 3, generator=g)
+    return x, y
+
+
+def train(model, rank, steps, after_step=None, state=None):
+    # tiny buckets: several per step, so the hook sees many calls
+    ddp = DDP(model, bucket_cap_mb=0.25)
+    if state is not None:
+        state = state(ddp)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    for s in range(steps):
+        x, y = batch(rank, s)
+        loss = torch.nn.functional.mse_loss(ddp(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if after_step:
+            after_step(s, ddp)
+    flat = torch.cat([p.detach().reshape(-1) for p in ddp.parameters()])
+    return flat, state
+
+
+def gather(t, world):
+    out = [torch.empty_like(t) for _ in range(world)]
+    dist.all_gather(out, t)
+    return out
+
+
+def worker(rank, world, port, full, q):
+    res = {}
+    try:
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                          RANK=str(rank), WORLD_SIZE=str(world))
+        # the full run rendezvouses through the process group, the other
+        # through the library's env rendezvous (MASTER_PORT + 1)
+        how = "store" if full else "env"
+        torch.set_num_threads(1)
+        dist.init_process_group("gloo", rank=rank, world_size=world)
+
+        ref, _ = train(make_model(), rank, STEPS)
+        got, st = train(make_model(), rank, STEPS, state=lambda m:
+                        ortorch.register(m, resync_every=0, resync_lost=0,
+                                         rendezvous=how, quiet=True))
+        rep = st.report()
+        res["max_diff_ref"] = (got - ref).abs().max().item()
+        res["ref_moved"] = (ref - torch.cat([p.detach().reshape(-1) for p in
+                                             make_model().parameters()])
+                            ).abs().max().item()
+        allp = gather(got, world)
+        res["rank_spread"] = max((p - allp[0]).abs().max().item()
+                                 for p in allp)
+        res["report"] = rep
+        res["log_line"] = st.log_line()
+        st.close()
+        if not full:
+            q.put((rank, res))
+            return
+
+        # Drift guard on a schedule: every 3 steps; rank 1 drifts after
+        # step 3 (the resync before step 4 undoes it).
+        def drift(s, ddp):
+            if s == 2 and rank == 1:
+                with torch.no_grad():
+                    next(ddp.parameters()).add_(1.0)
+
+        for period in (3, 0):
+            got, st = train(make_model(), rank, 7, after_step=drift,
+                            state=lambda m: ortorch.register(
+                                m, resync_every=period, resync_lost=0,
+                                quiet=True))
+            allp = gather(got, world)
+            res["period%d" % period] = {
+                "resyncs": st.resyncs, "steps": st.resync_steps,
+                "reasons": st.resync_reasons,
+                "drifts": [d for _, _, d in st.resync_log],
+                "spread": max((p - allp[0]).abs().max().item() for p in allp),
+                "report": st.report()}
+            st.close()
+
+        # Drift guard on loss: rank 1 alone "saw" 10% loss after step 2;
+        # the threshold is 5%: every rank re-synchronizes before step 3.
+        holder = {}
+
+        def lossy(s, ddp):
+            if s == 1 and rank == 1:
+                holder["st"]._acc_lost = 0.10
+
+        def mk(m):
+            st = ortorch.register(m, resync_every=0, resync_lost=0.05,
+                                  quiet=True)
+            st._loss_check_needed = lambda: True    # as on the kernel path
+            holder["st"] = st
+            return st
+
+        _, st = train(make_model(), rank, 4, after_step=lossy, state=mk)
+        res["loss"] = {"resyncs": st.resyncs, "steps": st.resync_steps,
+                       "reasons": st.resync_reasons}
+        st.close()
+
+        # A library error reaches the trainer as an exception from
+        # backward(), with the library's message, not as a hang or crash.
+        def broken(m):
+            st = ortorch.register(m, resync_every=0, resync_lost=0,
+                                  quiet=True)
+            st.comm.close()
+            holder["st"] = st
+            return st
+        try:
+            train(make_model(), rank, 1, state=broken)
+            res["broken"] = "no error"
+        except Exception as e:
+            res["broken"] = "%s: %s" % (type(e).__name__, e)
+        holder["st"].close()
+        dist.barrier()
+    except Exception:
+        res["error"] = traceback.format_exc()
+    q.put((rank, res))
+
+
+def run(world, full, t):
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = [ctx.Process(target=worker, args=(r, world, port, full, q))
+             for r in range(world)]
+    for p in procs:
+        p.start()
+    out = {}
+    for _ in procs:
+        try:
+            r, res = q.get(timeout=120)
+        except Exception:
+            break
+        out[r] = res
+    for p in procs:
+        p.join(10)
+        if p.is_alive():
+            p.kill()
+    pre = "ddp world %d (%s rendezvous): " % (world, "store" if full else "env")
+    if len(out) != world or any("error" in r for r in out.values()):
+        t.check(False, pre + "every rank trained",
+                "\n".join(r.get("error", "") for r in out.values()) or
+                "ranks reported: %s" % sorted(out))
+        return
+    r0 = out[0]
+    t.check(r0["ref_moved"] > 1e-3, pre + "the reference training moved "
+            "the parameters (%.3g)" % r0["ref_moved"])
+    worst = max(r["max_diff_ref"] for r in out.values())
+    t.check(worst <= TOL, pre + "optireduce hook == default allreduce after "
+            "%d steps (max |diff| %.2g)" % (STEPS, worst))
+    t.check(all(r["rank_spread"] == 0 for r in out.values()),
+            pre + "replicas identical with the hook")
+    rep = r0["report"]
+    t.check(rep["step"] == STEPS and rep["buckets"] >= 2 and
+            rep["lost"] == 0 and rep["reliable_calls"] == rep["buckets"] and
+            rep["lossy_calls"] == 0 and rep["fallback_calls"] == 0 and
+            rep["path"] == "tcp" and rep["allreduce_ms"] > 0 and
+            rep["totals"]["buckets"] >= STEPS and
+            rep["totals"]["reliable_calls"] == rep["totals"]["buckets"] and
+            rep["totals"]["lost"] == 0,
+            pre + "report: %d steps, %d buckets a step, nothing lost, TCP path"
+            % (rep["step"], rep["buckets"]), rep)
+    t.check(r0["log_line"].startswith("optireduce step %d:" % STEPS) and
+            "lost 0.0000%" in r0["log_line"], pre + "log line", r0["log_line"])
+    if not full:
+        return
+    g = {r: out[r]["period3"] for r in out}
+    t.check(all(x["resyncs"] == 2 and x["steps"] == [3, 6] and
+                x["reasons"]["period"] == 2 for x in g.values()),
+            pre + "drift guard (resync_every=3) fired after steps 3 and 6",
+            g)
+    t.check(all(x["spread"] == 0 for x in g.values()) and
+            abs(g[1]["drifts"][0] - 1.0) < 0.01 and g[0]["drifts"][0] == 0 and
+            g[1]["drifts"][1] == 0,
+            pre + "drift guard undid rank 1's drift (replicas identical)", g)
+    u = {r: out[r]["period0"] for r in out}
+    t.check(all(x["resyncs"] == 0 for x in u.values()) and
+            u[0]["spread"] > 0.5,
+            pre + "without the guard the drift stays (spread %.3g)"
+            % u[0]["spread"], u)
+    lo = {r: out[r]["loss"] for r in out}
+    t.check(all(x["resyncs"] == 1 and x["steps"] == [2] and
+                x["reasons"]["loss"] == 1 for x in lo.values()),
+            pre + "drift guard on loss: one rank over the threshold "
+            "re-synchronizes every rank", lo)
+    br = {r: out[r]["broken"] for r in out}
+    t.check(all("not a live communicator" in b and "EBADF" in b
+                for b in br.values()),
+            pre + "closed communicator: backward() raises the library's "
+            "error", br)
+
+
+def main():
+    t = Ktap()
+    run(2, True, t)
+    run(4, False, t)
+    t.finish()
+
+
+if __name__ == "__main__":
+    main()
