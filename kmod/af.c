@@ -34,6 +34,8 @@ static void optr_destruct(struct sock *sk)
 	struct optr_sock *osk = optr_sk(sk);
 
 	optr_comm_free(osk->comm);
+	if (osk->tx_frag.page)
+		put_page(osk->tx_frag.page);
 	mutex_destroy(&osk->tx_lock);
 }
 

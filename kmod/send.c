@@ -7,6 +7,7 @@
  * deadline and counts what it did not send instead of blocking longer.
  */
 
+#include <linux/highmem.h>
 #include <linux/ip.h>
 #include <linux/sched/signal.h>
 #include <linux/uio.h>
@@ -70,11 +71,65 @@ static int optr_pace(struct optr_sock *osk, u32 wire_bytes, ktime_t deadline)
 }
 
 /*
+ * Append @len bytes to the page fragments of @skb, from @iter or, if @iter
+ * is NULL, from @kbuf, through the socket's page fragment cache (as TCP
+ * does): its page is reused once the skbs that referenced it are gone, so
+ * a steady sender neither allocates nor (with init_on_alloc) zeroes a
+ * page per batch. The bytes are charged to the UDP socket's send buffer.
+ */
+static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
+		       struct iov_iter *iter, const void *kbuf, u32 len)
+{
+	struct page_frag *pf = &osk->tx_frag;
+	struct sock *usk = osk->on->udp->sk;
+
+	lockdep_assert_held(&osk->tx_lock);
+	while (len) {
+		int i = skb_shinfo(skb)->nr_frags;
+		u32 n;
+		void *addr;
+		bool merge;
+
+		if (!skb_page_frag_refill(32U, pf, GFP_KERNEL))
+			return -ENOMEM;
+		n = min_t(u32, len, pf->size - pf->offset);
+		merge = skb_can_coalesce(skb, i, pf->page, pf->offset);
+		if (!merge && i >= MAX_SKB_FRAGS)
+			return -EMSGSIZE;
+		addr = kmap_local_page(pf->page);
+		if (iter) {
+			if (copy_from_iter(addr + pf->offset, n, iter) != n) {
+				kunmap_local(addr);
+				return -EFAULT;
+			}
+		} else {
+			memcpy(addr + pf->offset, kbuf, n);
+			kbuf += n;
+		}
+		kunmap_local(addr);
+		if (merge) {
+			skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], n);
+		} else {
+			skb_fill_page_desc(skb, i, pf->page, pf->offset, n);
+			get_page(pf->page);
+		}
+		pf->offset += n;
+		skb->len += n;
+		skb->data_len += n;
+		skb->truesize += n;
+		refcount_add(n, &usk->sk_wmem_alloc);
+		len -= n;
+	}
+	return 0;
+}
+
+/*
  * One skb carrying @nseg fragments of @maxp payload bytes each (the last
  * may be shorter), each behind its own header. With more than one it is a
  * UDP GSO packet (SKB_GSO_UDP_L4, segment = header + fragment): the IP
  * layer and the device path run once for the batch, and it is cut into
- * datagrams only where it has to be, as UDP_SEGMENT sockets do.
+ * datagrams only where it has to be, as UDP_SEGMENT sockets do. Its bytes
+ * live in page fragments (optr_append); a single datagram is linear.
  */
 static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 				  u32 nseg, u32 maxp, u32 hroom,
@@ -87,21 +142,12 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 	struct sk_buff *skb;
 	u32 i;
 
-	/* Page fragments for a batch: no large linear allocation. */
+	/* Waits for room in the send buffer, never past the deadline. */
 	skb = optr_udp_alloc_skb(osk->on, hroom + (nseg > 1 ? 0 : wire),
-				 nseg > 1 ? wire : 0, deadline, err);
+				 deadline, err);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, hroom);
-	if (nseg == 1) {
-		skb_put(skb, wire);
-	} else {
-		/* The allocator attached the pages; their bytes are ours
-		 * to account, as for any caller of sock_alloc_send_pskb().
-		 */
-		skb->data_len = wire;
-		skb->len = wire;
-	}
 	for (i = 0; i < nseg; i++) {
 		u32 n = min(maxp, f->total - f->offset);
 		struct optr_wire_hdr h;
@@ -109,11 +155,17 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 		f->flags = (f->flags & OPTR_WIRE_MCAST) |
 			   (f->offset + n == f->total ? OPTR_WIRE_LAST : 0);
 		optr_wire_build(&h, f);
-		if (skb_store_bits(skb, i * seg, &h, sizeof(h)) ||
-		    skb_copy_datagram_from_iter(skb, i * seg + sizeof(h), iter,
-						n)) {
+		if (nseg == 1) {
+			skb_put_data(skb, &h, sizeof(h));
+			*err = copy_from_iter(skb_put(skb, n), n, iter) == n ?
+			       0 : -EFAULT;
+		} else {
+			*err = optr_append(osk, skb, NULL, &h, sizeof(h));
+			if (!*err)
+				*err = optr_append(osk, skb, iter, NULL, n);
+		}
+		if (*err) {
 			kfree_skb(skb);
-			*err = -EFAULT;
 			return NULL;
 		}
 		f->offset += n;

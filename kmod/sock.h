@@ -60,6 +60,7 @@ struct optr_sock {
 	u64 stats[OPTR_NSTATS];
 
 	struct mutex tx_lock;		/* one sender at a time */
+	struct page_frag tx_frag;	/* under tx_lock: batches' pages */
 	u32 pace_mbps;
 	bool pace_set;
 	ktime_t next_tx;

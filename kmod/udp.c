@@ -100,13 +100,13 @@ void optr_udp_close(struct optr_net *on)
 }
 
 /*
- * An skb charged to the UDP socket: @size bytes of linear room and
- * @data_len bytes in page fragments. Waits while datagrams already sent
- * fill the socket's send buffer, but never past @deadline.
+ * An skb charged to the UDP socket with @size bytes of linear room (page
+ * fragments are added by the caller, and charged as they are). Waits
+ * while datagrams already sent fill the socket's send buffer, but never
+ * past @deadline.
  */
 struct sk_buff *optr_udp_alloc_skb(struct optr_net *on, unsigned int size,
-				   unsigned int data_len, ktime_t deadline,
-				   int *err)
+				   ktime_t deadline, int *err)
 {
 	struct sock *sk = on->udp->sk;
 
@@ -115,8 +115,7 @@ struct sk_buff *optr_udp_alloc_skb(struct optr_net *on, unsigned int size,
 		ktime_t left;
 		long ret;
 
-		skb = sock_alloc_send_pskb(sk, size, data_len, 1, err,
-					   PAGE_ALLOC_COSTLY_ORDER);
+		skb = sock_alloc_send_skb(sk, size, 1, err);
 		if (skb) {
 			/* It may leave an error code behind on success. */
 			*err = 0;

@@ -11,7 +11,6 @@ struct optr_net;
 int optr_udp_open(struct optr_net *on);
 void optr_udp_close(struct optr_net *on);
 struct sk_buff *optr_udp_alloc_skb(struct optr_net *on, unsigned int size,
-				   unsigned int data_len, ktime_t deadline,
-				   int *err);
+				   ktime_t deadline, int *err);
 
 #endif /* _OPTR_UDP_H */
