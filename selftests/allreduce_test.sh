@@ -80,7 +80,7 @@ trap cleanup EXIT
 # 0..N-1; each rank's stdout in $OUT/NAME.I, stderr in $OUT/NAME.I.err.
 # 0 when every rank exited 0.
 run_case() {
-	local name=$1 n=$2 i ip st=0 plist= envs=() pids=() t0=$(now_ms) dog
+	local name=$1 n=$2 i ip st=0 plist= envs=() pids=() t0=$(now_ms)
 
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -105,17 +105,7 @@ run_case() {
 		) >"$OUT/$name.$i" 2>"$OUT/$name.$i.err" &
 		pids+=($!)
 	done
-	# One watchdog for the case, not a timeout(1) per rank: under
-	# emulation every process started costs.
-	( sleep $RUN_TIMEOUT; kill "${pids[@]}" ) 2>/dev/null &
-	dog=$!
-	for ((i = 0; i < n; i++)); do
-		wait "${pids[$i]}" && continue
-		echo "# $name: rank $i exited with status $?"
-		st=1
-	done
-	kill $dog 2>/dev/null
-	wait $dog 2>/dev/null
+	wait_ranks "$RUN_TIMEOUT" "$name: " "${pids[@]}" || st=1
 	echo "# $name: $(( $(now_ms) - t0 )) ms"
 	return $st
 }

@@ -81,6 +81,28 @@ require_built() {
 	done
 }
 
+# wait_ranks SECONDS LABEL PID...: wait for every rank process, killing
+# them all after SECONDS. One watchdog, not a timeout(1) per rank: under
+# emulation every process started costs. Says which rank failed; returns 1
+# if any did.
+wait_ranks() {
+	local secs=$1 label=$2 pid dog i=0 st=0
+
+	shift 2
+	( sleep "$secs"; kill "$@" ) 2>/dev/null &
+	dog=$!
+	for pid in "$@"; do
+		if ! wait "$pid"; then
+			echo "# ${label}rank $i exited with status $?"
+			st=1
+		fi
+		i=$((i + 1))
+	done
+	kill $dog 2>/dev/null
+	wait $dog 2>/dev/null
+	return $st
+}
+
 # The debug guest (KASAN, kmemleak, lockdep): everything runs several to
 # ten times slower there.
 debug_kernel() {

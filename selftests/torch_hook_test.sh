@@ -78,16 +78,8 @@ for i in 0 1; do
 	) >"$OUT/rank.$i" 2>"$OUT/rank.$i.err" &
 	pids+=($!)
 done
-( sleep $RUN_TIMEOUT; kill "${pids[@]}" ) 2>/dev/null &
-dog=$!
 st=0
-for i in 0 1; do
-	wait "${pids[$i]}" && continue
-	echo "# rank $i exited with status $?"
-	st=1
-done
-kill $dog 2>/dev/null
-wait $dog 2>/dev/null
+wait_ranks "$RUN_TIMEOUT" "" "${pids[@]}" || st=1
 echo "# training took $(( $(now_ms) - start )) ms"
 
 explain() {
