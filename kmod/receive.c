@@ -20,25 +20,45 @@
 #include "stats.h"
 #include "wire.h"
 
-static void optr_rx_sock(struct optr_sock *osk, struct sk_buff *skb,
-			 u32 dataoff, const struct optr_frag *f)
-{
-	bool woke = false;
+/*
+ * The datagrams of a GSO batch mostly go to one socket: its lock is taken
+ * once for the run of them, and its reader woken once, when the run ends.
+ */
+struct optr_rx_run {
+	struct optr_sock *osk;		/* locked, or NULL */
+	bool woke;			/* a completion was queued */
+};
 
-	spin_lock_bh(&osk->lock);
-	if (!osk->dead)
-		woke = optr_deliver(osk, skb, dataoff, f);
+static void optr_rx_run_end(struct optr_rx_run *run)
+{
+	struct optr_sock *osk = run->osk;
+
+	if (!osk)
+		return;
 	spin_unlock_bh(&osk->lock);
-	if (woke)
+	if (run->woke)
 		osk->sk.sk_data_ready(&osk->sk);
+	run->osk = NULL;
+	run->woke = false;
+}
+
+static void optr_rx_run_lock(struct optr_rx_run *run, struct optr_sock *osk)
+{
+	if (run->osk == osk)
+		return;
+	optr_rx_run_end(run);
+	spin_lock_bh(&osk->lock);
+	run->osk = osk;
 }
 
 /*
  * One datagram's worth of @skb: the OptiReduce header at @hdroff, @len
- * bytes from there to the end of the datagram.
+ * bytes from there to the end of the datagram. Called under RCU; leaves
+ * the lock of the last socket it delivered to held in @run.
  */
 static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
-			     u32 hdroff, u32 len, __be32 saddr)
+			     u32 hdroff, u32 len, __be32 saddr,
+			     struct optr_rx_run *run)
 {
 	const struct optr_wire_hdr *h;
 	struct optr_wire_hdr hbuf;
@@ -60,7 +80,6 @@ static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
 		return;
 	}
 
-	rcu_read_lock();
 	hash_for_each_possible_rcu(on->members, osk, member_node, f.comm) {
 		const struct optr_comm *comm = osk->comm;
 
@@ -73,15 +92,13 @@ static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
 		if (f.src == comm->rank)
 			continue;
 		for_us = true;
-		if (f.src >= comm->nranks || comm->addr[f.src] != saddr) {
-			spin_lock_bh(&osk->lock);
+		optr_rx_run_lock(run, osk);
+		if (f.src >= comm->nranks || comm->addr[f.src] != saddr)
 			optr_drop(on, osk, OPTR_STAT_DROP_FOREIGN_SOURCE, &f);
-			spin_unlock_bh(&osk->lock);
-			continue;
-		}
-		optr_rx_sock(osk, skb, hdroff + sizeof(*h), &f);
+		else if (!osk->dead)
+			run->woke |= optr_deliver(osk, skb, hdroff + sizeof(*h),
+						  &f);
 	}
-	rcu_read_unlock();
 
 	/* No member of that communicator (for that rank) lives here. A
 	 * multicast whose only local member is its sender is not a drop.
@@ -97,6 +114,7 @@ static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
  */
 void optr_receive(struct optr_net *on, struct sk_buff *skb)
 {
+	struct optr_rx_run run = {};
 	u32 seg, off = 0;
 	__be32 saddr;
 
@@ -110,13 +128,17 @@ void optr_receive(struct optr_net *on, struct sk_buff *skb)
 		seg = skb_shinfo(skb)->gso_size;
 		optr_stat_net(on, OPTR_STAT_RX_GSO_BATCHES, 1);
 	}
+	/* Sockets found stay valid while a run holds one's lock. */
+	rcu_read_lock();
 	/* An empty datagram is still one (malformed) datagram. */
 	do {
 		u32 len = min(seg, skb->len - off);
 
-		optr_receive_one(on, skb, off, len, saddr);
+		optr_receive_one(on, skb, off, len, saddr, &run);
 		off += len;
 	} while (off < skb->len);
+	optr_rx_run_end(&run);
+	rcu_read_unlock();
 out:
 	consume_skb(skb);
 }
