@@ -4,6 +4,7 @@
 #   make check         every test (host, compile, style, guest selftests)
 #   make check-debug   the selftests again under a KASAN/lockdep/kmemleak kernel
 #   make demo          the main job, in the guest when this host cannot load modules
+#   make bench         allreduce benchmark vs Gloo (BENCH_ARGS="--quick")
 #   make style         checkpatch --strict on kmod/ and uapi/
 #   make install       library, header, pkg-config file, tools, man pages
 #   make modules_install / dkms: see README.md
@@ -31,7 +32,7 @@ CHECKPATCH = perl "$(KSRC_CMD)/scripts/checkpatch.pl" --no-tree --terse \
 	--show-types --ignore $(CHECKPATCH_IGNORE)
 
 .PHONY: all deps module lib tools selftests check check-debug demo style \
-	install modules_install clean bench-transport
+	install modules_install clean bench-transport bench bench-tta
 
 all: module lib tools selftests
 
@@ -66,6 +67,17 @@ bench-transport: module
 	@tools/install-deps vm
 	$(MAKE) -C tools/bench
 	@tools/bench/transport-bench $(BENCH_ARGS)
+
+# The allreduce benchmark against Gloo (tools/bench/README.md).
+bench: module lib
+	@tools/install-deps vm bench
+	$(MAKE) -C tools/bench allreduce_bench
+	@tools/bench/allreduce-bench $(BENCH_ARGS)
+
+# Time-to-accuracy, DDP gloo vs the optireduce hook (tools/bench/README.md).
+bench-tta: module lib
+	@tools/install-deps vm python bench
+	@tools/bench/tta/run $(BENCH_ARGS)
 
 style: deps
 	@{ $(CHECKPATCH) --strict -f $$(find kmod uapi -name '*.[ch]' \

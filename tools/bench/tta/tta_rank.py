@@ -1,0 +1,350 @@
+# SPDX-License-Identifier: MIT
+"""One rank of the time-to-accuracy benchmark (tools/bench/tta/run).
+
+Environment: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (what torchrun
+sets), GLOO_SOCKET_IFNAME. Imports torch once, then for every profile:
+
+  1. applies the profile's netem qdisc to this rank's own eth0 (the rank
+     runs as root in its own network namespace), measures the round trip
+     the link produces (rank 0 serves, rank 1 pings, udp_probe);
+  2. in the calm profile, measures the computation alone (no allreduce) to
+     give the allreduce share of a DDP step;
+  3. trains every contender in turn from the same seed, model, data split
+     and step count: DDP with gloo's allreduce, DDP with the optireduce hook
+     (Hadamard on), the hook with Hadamard off.
+
+Rank 0 appends rows to OUT/curve.csv (one per evaluation) and
+OUT/summary.csv (one per contender and profile), and every rank prints
+JSON lines (prefix "TTA ") on stdout.
+"""
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+T_START = time.time()
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
+
+import optireduce.torch as ortorch  # noqa: E402
+
+CONTENDERS = {
+    "gloo": None,
+    "optireduce": "on",            # the hook with Hadamard on
+    "optireduce-nohad": "off",     # the hook with Hadamard off
+}
+
+CURVE_FIELDS = ["profile", "contender", "step", "wall_s", "test_acc",
+                "test_loss"]
+SUMMARY_FIELDS = ["profile", "contender", "ranks", "steps", "target",
+                  "time_to_target_s", "steps_to_target", "final_acc",
+                  "train_s", "step_ms_mean", "step_ms_p50", "step_ms_p99",
+                  "allreduce_ms_mean", "lost_fraction", "lossy_calls",
+                  "reliable_calls", "warmup_calls", "fallback_calls",
+                  "resyncs", "rank_spread", "path", "link_p50_ms",
+                  "link_p99_ms", "link_p99_p50", "link_lost",
+                  "compute_ms", "allreduce_share", "netem"]
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(prog="tta_rank.py")
+    p.add_argument("--out", required=True)
+    p.add_argument("--profile", action="append", required=True,
+                   metavar="NAME=NETEM",
+                   help="profile name and netem arguments ('' : no qdisc)")
+    p.add_argument("--contenders", default=",".join(CONTENDERS))
+    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--eval-every", type=int, default=10)
+    p.add_argument("--batch", type=int, default=8, help="per rank")
+    p.add_argument("--hidden", default="512,512")
+    p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--target", type=float, default=0.95)
+    p.add_argument("--warmup-calls", type=int, default=10)
+    p.add_argument("--loss-check-every", type=int, default=10)
+    p.add_argument("--resync-lost", type=float, default=0.01)
+    p.add_argument("--resync-every", type=int, default=0)
+    p.add_argument("--compute-steps", type=int, default=8)
+    p.add_argument("--probe", default="", help="udp_probe binary ('': none)")
+    p.add_argument("--probe-count", type=int, default=300)
+    p.add_argument("--dev", default="eth0",
+                   help="this rank's link ('': leave the qdisc alone)")
+    a = p.parse_args(argv)
+    profiles = []
+    for spec in a.profile:
+        name, sep, netem = spec.partition("=")
+        if not sep or not name:
+            p.error("--profile wants NAME=NETEM, not %r" % spec)
+        profiles.append((name, netem.strip()))
+    a.profiles = profiles
+    a.contenders = [c for c in a.contenders.split(",") if c]
+    for c in a.contenders:
+        if c not in CONTENDERS:
+            p.error("unknown contender %r (%s)" % (c, ", ".join(CONTENDERS)))
+    a.hidden = [int(h) for h in a.hidden.split(",") if h]
+    return a
+
+
+def log(rank, what, **kw):
+    kw.update(rank=rank, event=what, t=round(time.time() - T_START, 2))
+    print("TTA " + json.dumps(kw), flush=True)
+
+
+# --- data and model --------------------------------------------------------
+
+def load_data(seed):
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+    d = load_digits()
+    x = (d.data / 16.0).astype(np.float32)
+    y = d.target.astype(np.int64)
+    xtr, xte, ytr, yte = train_test_split(x, y, test_size=0.2,
+                                          random_state=seed, stratify=y)
+    mean = xtr.mean(axis=0)
+    std = xtr.std(axis=0) + 0.1
+    xtr = (xtr - mean) / std
+    xte = (xte - mean) / std
+    return (torch.from_numpy(xtr), torch.from_numpy(ytr),
+            torch.from_numpy(xte), torch.from_numpy(yte))
+
+
+def make_model(seed, hidden):
+    torch.manual_seed(seed)
+    dims = [64] + hidden + [10]
+    layers = []
+    for a, b in zip(dims, dims[1:]):
+        layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers[:-1])
+
+
+def batches(rank, world, n, batch, seed, steps):
+    """Per step, this rank's indices: every rank takes its own slice of
+    the same seeded permutation (a new one per epoch)."""
+    per_step = batch * world
+    epoch, pos, perm = 0, n, None
+    for _ in range(steps):
+        if pos + per_step > n:
+            g = torch.Generator().manual_seed(seed * 1000 + epoch)
+            perm = torch.randperm(n, generator=g)
+            epoch, pos = epoch + 1, 0
+        chunk = perm[pos:pos + per_step]
+        pos += per_step
+        yield chunk[rank * batch:(rank + 1) * batch]
+
+
+# --- the link ----------------------------------------------------------------
+
+def set_profile(dev, netem):
+    if not dev:
+        if netem:
+            raise RuntimeError("a netem profile needs --dev")
+        return
+    subprocess.run(["tc", "qdisc", "del", "dev", dev, "root"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if netem:
+        # limit: room for a whole gradient burst while it is held back.
+        subprocess.run(["tc", "qdisc", "add", "dev", dev, "root", "netem"] +
+                       netem.split() + ["limit", "20000"], check=True)
+
+
+def probe_link(a, rank, world):
+    """Round trips host 1 -> host 0: p50, p99, lost. Same on every rank."""
+    res = torch.zeros(3, dtype=torch.float64)
+    srv = None
+    if a.probe and world >= 2:
+        if rank == 0:
+            srv = subprocess.Popen([a.probe, "serve", "9"])
+            time.sleep(0.5)
+        dist.barrier()
+        if rank == 1:
+            addr = os.environ["MASTER_ADDR"]
+            out = subprocess.run([a.probe, "ping", addr, "9",
+                                  str(a.probe_count)], check=True,
+                                 capture_output=True, text=True).stdout
+            w = out.split()
+            # "rtt_ms p50 X p90 X p99 X max X lost N"
+            res[0] = float(w[w.index("p50") + 1])
+            res[1] = float(w[w.index("p99") + 1])
+            res[2] = float(w[w.index("lost") + 1])
+        dist.barrier()
+        if srv:
+            srv.terminate()
+            srv.wait()
+    dist.all_reduce(res)            # only rank 1 contributed
+    return res.tolist()
+
+
+# --- training ----------------------------------------------------------------
+
+def evaluate(model, xte, yte, rank, world):
+    """Accuracy and loss on the test set, each rank on its slice, summed
+    over the ranks (gloo)."""
+    with torch.no_grad():
+        xs, ys = xte[rank::world], yte[rank::world]
+        out = model(xs)
+        t = torch.tensor([float((out.argmax(1) == ys).sum()),
+                          float(torch.nn.functional.cross_entropy(
+                              out, ys, reduction="sum")), float(len(ys))],
+                         dtype=torch.float64)
+    dist.all_reduce(t)
+    return t[0].item() / t[2].item(), t[1].item() / t[2].item()
+
+
+def compute_only(a, data, rank, world):
+    """Mean time of a training step without any communication, all ranks
+    computing at once (they share the CPUs as in training)."""
+    xtr, ytr = data[0], data[1]
+    model = make_model(a.seed, a.hidden)
+    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
+    dist.barrier()
+    times = []
+    for idx in batches(rank, world, len(xtr), a.batch, a.seed,
+                       a.compute_steps + 2):
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(xtr[idx]), ytr[idx]).backward()
+        opt.step()
+        times.append(time.perf_counter() - t0)
+    t = torch.tensor([float(np.mean(times[2:]))], dtype=torch.float64)
+    dist.all_reduce(t)
+    return 1000 * t.item() / world
+
+
+def train(a, name, profile, data, rank, world, curve):
+    xtr, ytr, xte, yte = data
+    net = make_model(a.seed, a.hidden)
+    ddp = DDP(net)
+    state = None
+    if CONTENDERS[name] is not None:
+        state = ortorch.register(
+            ddp, resync_every=a.resync_every, resync_lost=a.resync_lost,
+            loss_check_every=a.loss_check_every,
+            hadamard=CONTENDERS[name], warmup_calls=a.warmup_calls,
+            timeout_ms=120000, quiet=True)
+    opt = torch.optim.SGD(ddp.parameters(), lr=a.lr, momentum=a.momentum)
+    lossf = torch.nn.functional.cross_entropy
+    wall = 0.0
+    step_times, ar_ms = [], []
+    hit = None
+    acc, tl = evaluate(ddp.module, xte, yte, rank, world)
+    curve.append((0, 0.0, acc, tl))
+    dist.barrier()
+    for step, idx in enumerate(batches(rank, world, len(xtr), a.batch,
+                                       a.seed, a.steps), 1):
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        lossf(ddp(xtr[idx]), ytr[idx]).backward()
+        opt.step()
+        dt = time.perf_counter() - t0
+        wall += dt
+        step_times.append(dt * 1000)
+        if state is not None and state.report()["step"]:
+            ar_ms.append(state.report()["allreduce_ms"])
+        if step % a.eval_every == 0 or step == a.steps:
+            # Not timed: every rank evaluates its slice at the same step.
+            acc, tl = evaluate(ddp.module, xte, yte, rank, world)
+            curve.append((step, wall, acc, tl))
+            if hit is None and acc >= a.target:
+                hit = (wall, step)
+            if rank == 0:
+                log(rank, "eval", profile=profile, contender=name, step=step,
+                    wall_s=round(wall, 3), acc=round(acc, 4))
+    flat = torch.cat([p.detach().reshape(-1) for p in ddp.parameters()])
+    allp = [torch.empty_like(flat) for _ in range(world)]
+    dist.all_gather(allp, flat)
+    spread = max((p - allp[0]).abs().max().item() for p in allp)
+    res = {"steps": a.steps, "train_s": wall, "final_acc": acc,
+           "time_to_target_s": hit[0] if hit else "",
+           "steps_to_target": hit[1] if hit else "",
+           "step_ms_mean": float(np.mean(step_times)),
+           "step_ms_p50": float(np.percentile(step_times, 50)),
+           "step_ms_p99": float(np.percentile(step_times, 99)),
+           "rank_spread": spread, "lost_fraction": 0.0, "lossy_calls": 0,
+           "reliable_calls": 0, "warmup_calls": 0, "fallback_calls": 0,
+           "resyncs": 0, "allreduce_ms_mean": "", "path": "gloo"}
+    if state is not None:
+        rep = state.report()
+        tot = rep["totals"]
+        # Entries lost and fallbacks, over all ranks.
+        t = torch.tensor([tot["lost"], tot["expected"],
+                          tot["fallback_calls"], tot["lossy_calls"],
+                          tot["reliable_calls"], tot["warmup_calls"]],
+                         dtype=torch.float64)
+        dist.all_reduce(t)
+        res.update(lost_fraction=t[0].item() / t[1].item() if t[1] else 0.0,
+                   fallback_calls=int(t[2]), lossy_calls=int(t[3]),
+                   reliable_calls=int(t[4]), warmup_calls=int(t[5]),
+                   resyncs=rep["resyncs"], path=rep["path"],
+                   allreduce_ms_mean=float(np.mean(ar_ms)) if ar_ms else "")
+        log(rank, "hook", profile=profile, contender=name,
+            line=state.log_line())
+        state.close()
+    del opt, ddp, net
+    dist.barrier()
+    return res
+
+
+def append_csv(path, fields, rows):
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        if new:
+            w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
+def main(argv):
+    a = parse(argv)
+    t_import = time.time() - T_START
+    torch.set_num_threads(1)
+    # A rank that dies must not leave the others waiting for half an hour.
+    dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=10))
+    rank, world = dist.get_rank(), dist.get_world_size()
+    nparams = sum(p.numel() for p in make_model(a.seed, a.hidden).parameters())
+    data = load_data(a.seed)
+    log(rank, "start", import_s=round(t_import, 1), params=nparams,
+        train=len(data[0]), test=len(data[2]), world=world)
+    for profile, netem in a.profiles:
+        set_profile(a.dev, netem)
+        p50, p99, lost = probe_link(a, rank, world)
+        ratio = p99 / p50 if p50 > 0 else 0.0
+        log(rank, "link", profile=profile, netem=netem, p50_ms=p50,
+            p99_ms=p99, p99_p50=round(ratio, 2), lost=lost)
+        compute_ms = compute_only(a, data, rank, world) \
+            if profile == "calm" else None
+        for name in a.contenders:
+            curve = []
+            log(rank, "contender", profile=profile, contender=name)
+            res = train(a, name, profile, data, rank, world, curve)
+            res.update(profile=profile, contender=name, ranks=world,
+                       target=a.target, link_p50_ms=p50, link_p99_ms=p99,
+                       link_p99_p50=ratio, link_lost=lost, netem=netem,
+                       compute_ms=compute_ms if compute_ms else "",
+                       allreduce_share="")
+            if compute_ms and name == "gloo":
+                res["allreduce_share"] = 1 - compute_ms / res["step_ms_mean"]
+            log(rank, "result", **{k: res[k] for k in SUMMARY_FIELDS})
+            if rank == 0:
+                append_csv(os.path.join(a.out, "curve.csv"), CURVE_FIELDS,
+                           [dict(zip(CURVE_FIELDS, (profile, name) + c))
+                            for c in curve])
+                append_csv(os.path.join(a.out, "summary.csv"),
+                           SUMMARY_FIELDS, [res])
+    set_profile(a.dev, "")
+    dist.destroy_process_group()
+    log(rank, "done", seconds=round(time.time() - T_START, 1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
