@@ -203,6 +203,25 @@ def check_csv(path, want):
     return errs
 
 
+def grid(plt, n):
+    """A figure of n panels, three to a row; returns it, panel(k)."""
+    cols = min(n, 3)
+    rws = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rws, cols, figsize=(5 * cols, 3.6 * rws),
+                             squeeze=False)
+    for k in range(n, rws * cols):
+        axes[k // cols][k % cols].axis("off")
+    return fig, lambda k: axes[k // cols][k % cols]
+
+
+def save(plt, fig, panel, path, made):
+    panel(0).legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    made.append(path)
+
+
 def plots(table, groups, profiles, contenders, sizes, outdir):
     import matplotlib
     matplotlib.use("Agg")
@@ -210,13 +229,9 @@ def plots(table, groups, profiles, contenders, sizes, outdir):
 
     made = []
     for profile in profiles:
-        n = len(sizes)
-        cols = min(n, 3)
-        rws = (n + cols - 1) // cols
-        fig, axes = plt.subplots(rws, cols, figsize=(5 * cols, 3.6 * rws),
-                                 squeeze=False)
+        fig, panel = grid(plt, len(sizes))
         for k, b in enumerate(sizes):
-            ax = axes[k // cols][k % cols]
+            ax = panel(k)
             for c in contenders:
                 t = sorted(s["ms"] for s in groups.get((profile, c, b), []))
                 if not t:
@@ -228,22 +243,12 @@ def plots(table, groups, profiles, contenders, sizes, outdir):
             ax.set_xlabel("completion time (ms)")
             ax.set_ylabel("CDF")
             ax.grid(True, alpha=0.3)
-        for k in range(n, rws * cols):
-            axes[k // cols][k % cols].axis("off")
-        axes[0][0].legend(fontsize="small")
-        fig.tight_layout()
-        p = os.path.join(outdir, "cdf-%s.png" % profile)
-        fig.savefig(p, dpi=90)
-        plt.close(fig)
-        made.append(p)
+        save(plt, fig, panel, os.path.join(outdir, "cdf-%s.png" % profile),
+             made)
 
-    n = len(profiles)
-    cols = min(n, 3)
-    rws = (n + cols - 1) // cols
-    fig, axes = plt.subplots(rws, cols, figsize=(5 * cols, 3.6 * rws),
-                             squeeze=False)
+    fig, panel = grid(plt, len(profiles))
     for k, profile in enumerate(profiles):
-        ax = axes[k // cols][k % cols]
+        ax = panel(k)
         for c in contenders:
             pts = sorted((r["bytes"], r["p99_ms"]) for r in table
                          if r["profile"] == profile and r["contender"] == c)
@@ -258,14 +263,7 @@ def plots(table, groups, profiles, contenders, sizes, outdir):
         ax.set_xlabel("buffer")
         ax.set_ylabel("p99 completion time (ms)")
         ax.grid(True, alpha=0.3)
-    for k in range(n, rws * cols):
-        axes[k // cols][k % cols].axis("off")
-    axes[0][0].legend(fontsize="small")
-    fig.tight_layout()
-    p = os.path.join(outdir, "p99-vs-size.png")
-    fig.savefig(p, dpi=90)
-    plt.close(fig)
-    made.append(p)
+    save(plt, fig, panel, os.path.join(outdir, "p99-vs-size.png"), made)
     return made
 
 
