@@ -75,13 +75,12 @@ static int optr_pace(struct optr_sock *osk, u32 wire_bytes, ktime_t deadline)
  * is NULL, from @kbuf, through the socket's page fragment cache (as TCP
  * does): its page is reused once the skbs that referenced it are gone, so
  * a steady sender neither allocates nor (with init_on_alloc) zeroes a
- * page per batch. The bytes are charged to the UDP socket's send buffer.
+ * page per batch. The caller accounts for the bytes (optr_append_done).
  */
 static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
 		       struct iov_iter *iter, const void *kbuf, u32 len)
 {
 	struct page_frag *pf = &osk->tx_frag;
-	struct sock *usk = osk->on->udp->sk;
 
 	lockdep_assert_held(&osk->tx_lock);
 	while (len) {
@@ -114,13 +113,21 @@ static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
 			get_page(pf->page);
 		}
 		pf->offset += n;
-		skb->len += n;
-		skb->data_len += n;
-		skb->truesize += n;
-		refcount_add(n, &usk->sk_wmem_alloc);
 		len -= n;
 	}
 	return 0;
+}
+
+/* The @len bytes optr_append() attached: the skb's length and its charge
+ * to the UDP socket's send buffer, once per skb.
+ */
+static void optr_append_done(struct optr_sock *osk, struct sk_buff *skb,
+			     u32 len)
+{
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+	refcount_add(len, &osk->on->udp->sk->sk_wmem_alloc);
 }
 
 /*
@@ -171,6 +178,7 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 		f->offset += n;
 	}
 	if (nseg > 1) {
+		optr_append_done(osk, skb, wire);
 		skb_shinfo(skb)->gso_size = seg;
 		skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
 		skb_shinfo(skb)->gso_segs = nseg;
