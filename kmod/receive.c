@@ -67,8 +67,11 @@ static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
 	struct optr_sock *osk;
 	struct optr_frag f;
 
+	/* A datagram shorter than a header fails here or in
+	 * optr_wire_parse(), which judges it by @len.
+	 */
 	h = skb_header_pointer(skb, hdroff, sizeof(hbuf), &hbuf);
-	if (!h || len < sizeof(hbuf)) {
+	if (!h) {
 		optr_drop(on, NULL, OPTR_STAT_DROP_MALFORMED, NULL);
 		return;
 	}
