@@ -61,7 +61,8 @@ static double measure(int what, float *a, float *b, size_t n, unsigned int block
 static void run(size_t bytes)
 {
 	const unsigned int blocks[] = { 256, 1024, 4096, 16384, 65536 };
-	const int impls[] = { OR_HADAMARD_IMPL_AVX2, OR_HADAMARD_IMPL_SCALAR };
+	const int impls[] = { OR_HADAMARD_IMPL_AVX512VL, OR_HADAMARD_IMPL_AVX2,
+			      OR_HADAMARD_IMPL_SCALAR };
 	size_t n = bytes / 4;
 	double wire = bytes * 8 / 10e9;	/* seconds at 10 Gbit/s */
 	float *a = aligned_alloc(64, bytes), *b = aligned_alloc(64, bytes);
@@ -75,13 +76,12 @@ static void run(size_t bytes)
 	memset(b, 0, bytes);
 	printf("\nbuffer %.2f MiB, one core; 10 Gbit/s wire time %.3f ms\n",
 	       bytes / 1048576.0, wire * 1e3);
-	printf("%-7s %6s %9s %9s %12s %13s %14s %7s\n", "kernel", "block",
+	printf("%-8s %6s %9s %9s %12s %13s %14s %7s\n", "kernel", "block",
 	       "enc GB/s", "dec GB/s", "memcpy GB/s", "enc+dec/wire",
 	       "added/wire", "target");
 	for (size_t k = 0; k < sizeof(impls) / sizeof(impls[0]); k++) {
 		if (or_hadamard_set_impl(impls[k])) {
-			printf("%-7s (not supported by this CPU)\n",
-			       impls[k] == OR_HADAMARD_IMPL_AVX2 ? "avx2" : "scalar");
+			printf("kernel %d: not supported by this CPU\n", impls[k]);
 			continue;
 		}
 		for (size_t bi = 0; bi < sizeof(blocks) / sizeof(blocks[0]); bi++) {
@@ -91,7 +91,7 @@ static void run(size_t bytes)
 			double frac = (enc + dec) / wire;
 			double added = (enc + dec - 2 * cpy) / wire;
 
-			printf("%-7s %6u %9.2f %9.2f %12.2f %12.1f%% %13.1f%% %7s\n",
+			printf("%-8s %6u %9.2f %9.2f %12.2f %12.1f%% %13.1f%% %7s\n",
 			       or_hadamard_impl_name(), blocks[bi], bytes / enc / 1e9,
 			       bytes / dec / 1e9, bytes / cpy / 1e9, frac * 100,
 			       added * 100, added < 0.10 ? "met" : "missed");

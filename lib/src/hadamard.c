@@ -54,32 +54,56 @@ void or_fwht_inv_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
 static or_fwht_fn fwht_fwd, fwht_inv;
 static const char *fwht_name;
 
-int or_hadamard_set_impl(enum or_hadamard_impl impl)
-{
-	int avx2 = 0;
+static const struct {
+	const char *name;
+	or_fwht_fn fwd, inv;
+} kernels[] = {
+	[OR_HADAMARD_IMPL_SCALAR] = { "scalar", or_fwht_fwd_scalar,
+				      or_fwht_inv_scalar },
+	[OR_HADAMARD_IMPL_AVX2] = { "avx2", or_fwht_fwd_avx2, or_fwht_inv_avx2 },
+	[OR_HADAMARD_IMPL_AVX512VL] = { "avx512vl", or_fwht_fwd_avx512vl,
+					or_fwht_inv_avx512vl },
+};
 
+static int cpu_has(enum or_hadamard_impl impl)
+{
 #ifdef __x86_64__
 	__builtin_cpu_init();
-	/* The kernels subtract with FMA (see hadamard_avx2.c). */
-	avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	/* The vector kernels subtract with FMA (see hadamard_avx2.c). */
+	if (impl == OR_HADAMARD_IMPL_AVX2 || impl == OR_HADAMARD_IMPL_AVX512VL)
+		if (!__builtin_cpu_supports("avx2") ||
+		    !__builtin_cpu_supports("fma"))
+			return 0;
+	if (impl == OR_HADAMARD_IMPL_AVX512VL)
+		return __builtin_cpu_supports("avx512f") &&
+		       __builtin_cpu_supports("avx512vl");
+	return 1;
+#else
+	return impl == OR_HADAMARD_IMPL_SCALAR;
 #endif
+}
+
+int or_hadamard_set_impl(enum or_hadamard_impl impl)
+{
 	if (impl == OR_HADAMARD_IMPL_AUTO) {
 		const char *e = getenv("OPTIREDUCE_HADAMARD_IMPL");
 
-		impl = avx2 && !(e && !strcmp(e, "scalar")) ?
-			OR_HADAMARD_IMPL_AVX2 : OR_HADAMARD_IMPL_SCALAR;
+		/* The one asked for if the CPU has it, else the best it has
+		 * (a debugging knob: any kernel gives the same results). */
+		impl = OR_HADAMARD_IMPL_AVX512VL;
+		while (impl > OR_HADAMARD_IMPL_SCALAR && !cpu_has(impl))
+			impl--;
+		for (unsigned int k = OR_HADAMARD_IMPL_SCALAR; e && k <= impl; k++)
+			if (!strcmp(e, kernels[k].name))
+				impl = k;
 	}
-	if (impl == OR_HADAMARD_IMPL_AVX2) {
-		if (!avx2)
-			return -ENOTSUP;
-		__atomic_store_n(&fwht_inv, or_fwht_inv_avx2, __ATOMIC_RELAXED);
-		__atomic_store_n(&fwht_name, "avx2", __ATOMIC_RELAXED);
-		__atomic_store_n(&fwht_fwd, or_fwht_fwd_avx2, __ATOMIC_RELEASE);
-	} else {
-		__atomic_store_n(&fwht_inv, or_fwht_inv_scalar, __ATOMIC_RELAXED);
-		__atomic_store_n(&fwht_name, "scalar", __ATOMIC_RELAXED);
-		__atomic_store_n(&fwht_fwd, or_fwht_fwd_scalar, __ATOMIC_RELEASE);
-	}
+	if (impl <= OR_HADAMARD_IMPL_AUTO || impl > OR_HADAMARD_IMPL_AVX512VL)
+		return -EINVAL;
+	if (!cpu_has(impl))
+		return -ENOTSUP;
+	__atomic_store_n(&fwht_inv, kernels[impl].inv, __ATOMIC_RELAXED);
+	__atomic_store_n(&fwht_name, kernels[impl].name, __ATOMIC_RELAXED);
+	__atomic_store_n(&fwht_fwd, kernels[impl].fwd, __ATOMIC_RELEASE);
 	return 0;
 }
 

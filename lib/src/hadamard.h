@@ -27,10 +27,10 @@
  * as much as all the others: the transform then runs at memory speed.
  *
  * Stage order is fixed (forward: butterflies of distance L, 2L, 4L ...;
- * inverse: the reverse) so the scalar and AVX2 kernels give bit-identical
- * results, as ranks on different CPUs must; the AVX2 one is chosen at run
- * time (__builtin_cpu_supports), OPTIREDUCE_HADAMARD_IMPL=scalar forces the
- * other. Both take a source and a destination, so the copy into the work
+ * inverse: the reverse) so the scalar, AVX2 and AVX-512VL kernels give
+ * bit-identical results, as ranks on different CPUs must; the best one the
+ * CPU has is chosen at run time (__builtin_cpu_supports), and
+ * OPTIREDUCE_HADAMARD_IMPL=scalar|avx2|avx512vl asks for a given one. Both take a source and a destination, so the copy into the work
  * buffer (forward) and out of it (inverse, with the mean's division) are
  * the transform's first and last pass, not passes of their own.
  */
@@ -62,6 +62,7 @@ enum or_hadamard_impl {
 	OR_HADAMARD_IMPL_AUTO = 0,
 	OR_HADAMARD_IMPL_SCALAR,
 	OR_HADAMARD_IMPL_AVX2,
+	OR_HADAMARD_IMPL_AVX512VL,
 };
 /* Select a kernel (tests, benchmark): 0, or -ENOTSUP if the CPU lacks it. */
 int or_hadamard_set_impl(enum or_hadamard_impl impl);
@@ -72,7 +73,8 @@ const char *or_hadamard_impl_name(void);
  * (bit k of byte t is entry 8t + k); the inverse multiplies by scale along
  * with the signs, after the stages (the forward kernels ignore it). The forward kernel only reads src; the
  * inverse one may transform src in place before its last pass writes dst.
- * Kernels: hadamard.c (scalar) and hadamard_avx2.c (b >= 8).
+ * Kernels: hadamard.c (scalar) and hadamard_avx2.c (AVX2 and AVX-512VL,
+ * b >= 8).
  */
 typedef void (*or_fwht_fn)(float *dst, float *src, size_t b,
 			   const uint8_t *signs, float scale,
@@ -88,6 +90,10 @@ void or_fwht_fwd_avx2(float *dst, float *src, size_t b, const uint8_t *signs,
 		      float scale, unsigned int flags);
 void or_fwht_inv_avx2(float *dst, float *src, size_t b, const uint8_t *signs,
 		      float scale, unsigned int flags);
+void or_fwht_fwd_avx512vl(float *dst, float *src, size_t b,
+			  const uint8_t *signs, float scale, unsigned int flags);
+void or_fwht_inv_avx512vl(float *dst, float *src, size_t b,
+			  const uint8_t *signs, float scale, unsigned int flags);
 
 /* Lane count of a piece of b entries, and the size of each lane's transform. */
 static inline size_t or_hadamard_lanes(size_t b)

@@ -50,10 +50,6 @@ static void fill_sign_table(void)
 	(b) = _mm256_fnmadd_ps((b), one, t_);				\
 } while (0)
 
-#define D1_8 do { BF(r0, r1); BF(r2, r3); BF(r4, r5); BF(r6, r7); } while (0)
-#define D2_8 do { BF(r0, r2); BF(r1, r3); BF(r4, r6); BF(r5, r7); } while (0)
-#define D4_8 do { BF(r0, r4); BF(r1, r5); BF(r2, r6); BF(r3, r7); } while (0)
-
 /* Vector v of src, with its signs when this is the forward transform's
  * first pass. */
 AI __m256 load(const float *src, size_t v, int pre, const uint8_t *signs)
@@ -77,10 +73,59 @@ AI void store(float *dst, size_t v, __m256 r, int post, int nt,
 }
 
 /*
- * One memory pass over nv vectors: cnt (0..3) butterfly stages of
- * distances s, 2s, 4s vectors (ascending, forward) or the reverse
- * (inverse), from src to dst. Written out by hand: with an indexed
- * register array the compiler keeps the array on the stack.
+ * Butterfly networks written out for the register allocator: vector i of
+ * a group is the variable r<i> (with an indexed array the compiler keeps
+ * the array on the stack). Depth-first, so few values are live at once:
+ * the forward network loads at its leaves and runs a half's stages before
+ * the other half is loaded; the inverse one is its mirror image, storing
+ * at its leaves. The stores of the forward network and the loads of the
+ * inverse one are on its top stage (STx/LTx below).
+ */
+#define LD(i)	(r##i = load(src, v + (i) * s, pre, signs))
+#define ST(i)	store(dst, v + (i) * s, r##i, post, nt, signs, vs)
+#define B(a, b)	BF(r##a, r##b)
+
+/* Forward: stages ascending, inputs loaded, results left in registers. */
+#define F1(a, b)	do { LD(a); LD(b); B(a, b); } while (0)
+#define F2(a, b, c, d)	do { F1(a, b); F1(c, d); B(a, c); B(b, d); } while (0)
+#define F3(a, b, c, d, e, f, g, h) do {					\
+	F2(a, b, c, d); F2(e, f, g, h);					\
+	B(a, e); B(b, f); B(c, g); B(d, h);				\
+} while (0)
+#define F4(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p) do {		\
+	F3(a, b, c, d, e, f, g, h); F3(i, j, k, l, m, n, o, p);		\
+	B(a, i); B(b, j); B(c, k); B(d, l);				\
+	B(e, m); B(f, n); B(g, o); B(h, p);				\
+} while (0)
+
+/* Inverse: stages descending, inputs in registers, results stored. */
+#define I1(a, b)	do { B(a, b); ST(a); ST(b); } while (0)
+#define I2(a, b, c, d)	do { B(a, c); B(b, d); I1(a, b); I1(c, d); } while (0)
+#define I3(a, b, c, d, e, f, g, h) do {					\
+	B(a, e); B(b, f); B(c, g); B(d, h);				\
+	I2(a, b, c, d); I2(e, f, g, h);					\
+} while (0)
+#define I4(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p) do {		\
+	B(a, i); B(b, j); B(c, k); B(d, l);				\
+	B(e, m); B(f, n); B(g, o); B(h, p);				\
+	I3(a, b, c, d, e, f, g, h); I3(i, j, k, l, m, n, o, p);		\
+} while (0)
+
+/* Top stage of a forward network: butterfly, then store both. */
+#define FT(a, b)	do { B(a, b); ST(a); ST(b); } while (0)
+/* Top stage of an inverse network: load both, then butterfly. */
+#define LT(a, b)	do { LD(a); LD(b); B(a, b); } while (0)
+
+#define H16A	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+#define H16B	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
+#define F4L(...)	F4(__VA_ARGS__)		/* expand H16A/B first */
+#define I4L(...)	I4(__VA_ARGS__)
+
+/*
+ * One memory pass over nv vectors: cnt (0..5) butterfly stages of
+ * distances s, 2s, 4s ... vectors (ascending, forward) or the reverse
+ * (inverse), from src to dst. cnt 4 and 5 hold 16 and 32 vectors and are
+ * only reached with 32 vector registers (AVX-512VL, see below).
  */
 AI void pass(float *dst, const float *src, size_t nv, size_t s,
 	     unsigned int cnt, int desc, int pre, int post, int nt,
@@ -91,85 +136,111 @@ AI void pass(float *dst, const float *src, size_t nv, size_t s,
 
 	for (size_t base = 0; base < nv; base += span) {
 		for (size_t v = base; v < base + s; v++) {
-			if (cnt == 3) {
-				__m256 r0 = load(src, v, pre, signs);
-				__m256 r1 = load(src, v + s, pre, signs);
-				__m256 r2 = load(src, v + 2 * s, pre, signs);
-				__m256 r3 = load(src, v + 3 * s, pre, signs);
-				__m256 r4 = load(src, v + 4 * s, pre, signs);
-				__m256 r5 = load(src, v + 5 * s, pre, signs);
-				__m256 r6 = load(src, v + 6 * s, pre, signs);
-				__m256 r7 = load(src, v + 7 * s, pre, signs);
+			__m256 r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10,
+			       r11, r12, r13, r14, r15, r16, r17, r18, r19,
+			       r20, r21, r22, r23, r24, r25, r26, r27, r28,
+			       r29, r30, r31;
 
-				if (desc) {
-					D4_8; D2_8; D1_8;
-				} else {
-					D1_8; D2_8; D4_8;
-				}
-				store(dst, v, r0, post, nt, signs, vs);
-				store(dst, v + s, r1, post, nt, signs, vs);
-				store(dst, v + 2 * s, r2, post, nt, signs, vs);
-				store(dst, v + 3 * s, r3, post, nt, signs, vs);
-				store(dst, v + 4 * s, r4, post, nt, signs, vs);
-				store(dst, v + 5 * s, r5, post, nt, signs, vs);
-				store(dst, v + 6 * s, r6, post, nt, signs, vs);
-				store(dst, v + 7 * s, r7, post, nt, signs, vs);
+			if (cnt == 5 && !desc) {
+				F4L(H16A);
+				F4L(H16B);
+				FT(0, 16); FT(1, 17); FT(2, 18); FT(3, 19);
+				FT(4, 20); FT(5, 21); FT(6, 22); FT(7, 23);
+				FT(8, 24); FT(9, 25); FT(10, 26); FT(11, 27);
+				FT(12, 28); FT(13, 29); FT(14, 30); FT(15, 31);
+			} else if (cnt == 5) {
+				LT(0, 16); LT(1, 17); LT(2, 18); LT(3, 19);
+				LT(4, 20); LT(5, 21); LT(6, 22); LT(7, 23);
+				LT(8, 24); LT(9, 25); LT(10, 26); LT(11, 27);
+				LT(12, 28); LT(13, 29); LT(14, 30); LT(15, 31);
+				I4L(H16A);
+				I4L(H16B);
+			} else if (cnt == 4 && !desc) {
+				F3(0, 1, 2, 3, 4, 5, 6, 7);
+				F3(8, 9, 10, 11, 12, 13, 14, 15);
+				FT(0, 8); FT(1, 9); FT(2, 10); FT(3, 11);
+				FT(4, 12); FT(5, 13); FT(6, 14); FT(7, 15);
+			} else if (cnt == 4) {
+				LT(0, 8); LT(1, 9); LT(2, 10); LT(3, 11);
+				LT(4, 12); LT(5, 13); LT(6, 14); LT(7, 15);
+				I3(0, 1, 2, 3, 4, 5, 6, 7);
+				I3(8, 9, 10, 11, 12, 13, 14, 15);
+			} else if (cnt == 3 && !desc) {
+				F2(0, 1, 2, 3);
+				F2(4, 5, 6, 7);
+				FT(0, 4); FT(1, 5); FT(2, 6); FT(3, 7);
+			} else if (cnt == 3) {
+				LT(0, 4); LT(1, 5); LT(2, 6); LT(3, 7);
+				I2(0, 1, 2, 3);
+				I2(4, 5, 6, 7);
+			} else if (cnt == 2 && !desc) {
+				F1(0, 1);
+				F1(2, 3);
+				FT(0, 2); FT(1, 3);
 			} else if (cnt == 2) {
-				__m256 r0 = load(src, v, pre, signs);
-				__m256 r1 = load(src, v + s, pre, signs);
-				__m256 r2 = load(src, v + 2 * s, pre, signs);
-				__m256 r3 = load(src, v + 3 * s, pre, signs);
-
-				if (desc) {
-					BF(r0, r2); BF(r1, r3); BF(r0, r1); BF(r2, r3);
-				} else {
-					BF(r0, r1); BF(r2, r3); BF(r0, r2); BF(r1, r3);
-				}
-				store(dst, v, r0, post, nt, signs, vs);
-				store(dst, v + s, r1, post, nt, signs, vs);
-				store(dst, v + 2 * s, r2, post, nt, signs, vs);
-				store(dst, v + 3 * s, r3, post, nt, signs, vs);
+				LT(0, 2); LT(1, 3);
+				I1(0, 1);
+				I1(2, 3);
 			} else if (cnt == 1) {
-				__m256 r0 = load(src, v, pre, signs);
-				__m256 r1 = load(src, v + s, pre, signs);
-
-				BF(r0, r1);
-				store(dst, v, r0, post, nt, signs, vs);
-				store(dst, v + s, r1, post, nt, signs, vs);
+				LT(0, 1);
+				ST(0);
+				ST(1);
 			} else {
-				store(dst, v, load(src, v, pre, signs), post,
-				      nt, signs, vs);
+				LD(0);
+				ST(0);
 			}
 		}
 	}
 }
 
-/* Literal counts and flags: each call is its own straight-line kernel. */
-#define PASS_CNT(dst, src, nv, s, cnt, desc, pre, post, nt, signs, vs) do { \
-	switch (cnt) {							\
-	case 3: pass(dst, src, nv, s, 3, desc, pre, post, nt, signs, vs); break; \
-	case 2: pass(dst, src, nv, s, 2, desc, pre, post, nt, signs, vs); break; \
-	case 1: pass(dst, src, nv, s, 1, desc, pre, post, nt, signs, vs); break; \
-	default: pass(dst, src, nv, s, 0, desc, pre, post, nt, signs, vs); break; \
-	}								\
-} while (0)
-
-#define PASS_ALL(dst, src, nv, s, cnt, desc, pre, post, nt, signs, vs) do { \
-	if (nt)								\
-		PASS_CNT(dst, src, nv, s, cnt, desc, pre, post, 1, signs, vs); \
+/* Literal counts and flags: each call is its own straight-line kernel.
+ * maxg is a constant of the caller, so the wider cases vanish from the
+ * 16-register kernels. */
+#define PASS_CNT(dst, src, nv, s, cnt, maxg, desc, pre, post, nt, signs, vs) do { \
+	if ((maxg) >= 5 && (cnt) == 5)					\
+		pass(dst, src, nv, s, 5, desc, pre, post, nt, signs, vs); \
+	else if ((maxg) >= 4 && (cnt) == 4)				\
+		pass(dst, src, nv, s, 4, desc, pre, post, nt, signs, vs); \
+	else if ((cnt) == 3)						\
+		pass(dst, src, nv, s, 3, desc, pre, post, nt, signs, vs); \
+	else if ((cnt) == 2)						\
+		pass(dst, src, nv, s, 2, desc, pre, post, nt, signs, vs); \
+	else if ((cnt) == 1)						\
+		pass(dst, src, nv, s, 1, desc, pre, post, nt, signs, vs); \
 	else								\
-		PASS_CNT(dst, src, nv, s, cnt, desc, pre, post, 0, signs, vs); \
+		pass(dst, src, nv, s, 0, desc, pre, post, nt, signs, vs); \
 } while (0)
 
-static unsigned int log2_size(size_t v)
+#define PASS_NT(dst, src, nv, s, cnt, maxg, desc, pre, post, nt, signs, vs) do { \
+	if (nt)								\
+		PASS_CNT(dst, src, nv, s, cnt, maxg, desc, pre, post, 1, signs, vs); \
+	else								\
+		PASS_CNT(dst, src, nv, s, cnt, maxg, desc, pre, post, 0, signs, vs); \
+} while (0)
+
+/* The distances of the first two passes as literals: every address in
+ * them is then the loop's pointer plus a constant, where a variable
+ * distance costs an address computation (or a spilled one) per vector.
+ * A third pass only comes with blocks of 2^(2 maxg + 3) or more. */
+#define PASS_ALL(dst, src, nv, s, cnt, maxg, desc, pre, post, nt, signs, vs) do { \
+	if ((s) == 1)							\
+		PASS_NT(dst, src, nv, 1, cnt, maxg, desc, pre, post, nt, signs, vs); \
+	else if ((s) == (size_t)1 << (maxg))				\
+		PASS_NT(dst, src, nv, (size_t)1 << (maxg), cnt, maxg, desc, pre, post, nt, signs, vs); \
+	else								\
+		PASS_NT(dst, src, nv, s, cnt, maxg, desc, pre, post, nt, signs, vs); \
+} while (0)
+
+static inline unsigned int log2_size(size_t v)
 {
 	return 63 - __builtin_clzll(v);
 }
 
-/* Groups of three levels from the bottom: 0-2, 3-5, ..., remainder. */
-static unsigned int group_size(unsigned int levels, unsigned int e)
+/* Groups of maxg levels from the bottom: 0 .. maxg-1, ..., remainder. */
+AI unsigned int group_size(unsigned int levels, unsigned int e,
+			   unsigned int maxg)
 {
-	return levels - e < 3 ? levels - e : 3;
+	return levels - e < maxg ? levels - e : maxg;
 }
 
 /*
@@ -180,62 +251,110 @@ static unsigned int group_size(unsigned int levels, unsigned int e)
  */
 #define SCRATCH_MAX	8192	/* floats: 32 KiB on the stack */
 
-static int streaming(const float *dst, size_t b, unsigned int flags)
+static inline int streaming(const float *dst, size_t b, unsigned int flags)
 {
 	return (flags & OR_FWHT_STREAM) && b <= SCRATCH_MAX &&
 	       !((uintptr_t)dst & 31);
 }
 
-void or_fwht_fwd_avx2(float *dst, float *src, size_t b, const uint8_t *signs,
-		      float scale, unsigned int flags)
+/* maxg: stages per memory pass, 3 with 16 vector registers, 5 with 32. */
+AI void fwd(float *dst, const float *src, size_t b, const uint8_t *signs,
+	    unsigned int flags, unsigned int maxg)
 {
 	const __m256 vs = _mm256_setzero_ps();	/* no scale on this side */
 	float tmp[SCRATCH_MAX] __attribute__((aligned(32)));
 	size_t nv = b / 8;
 	unsigned int levels = log2_size(nv);
 	int nt = streaming(dst, b, flags);
-	float *work = nt && levels > 3 ? tmp : dst;
+	float *work = nt && levels > maxg ? tmp : dst;
 	unsigned int e;
 
-	(void)scale;
 	pthread_once(&sign_table_once, fill_sign_table);
 	/* The first group reads the source, with the signs; the last one
 	 * writes the destination. */
-	PASS_ALL(levels > 3 ? work : dst, src, nv, 1, group_size(levels, 0),
-		 0, 1, 0, nt && levels <= 3, signs, vs);
-	for (e = 3; e + 3 < levels; e += 3)
-		PASS_ALL(work, work, nv, (size_t)1 << e, 3, 0, 0, 0, 0, signs, vs);
-	if (levels > 3)
-		PASS_ALL(dst, work, nv, (size_t)1 << e, group_size(levels, e),
-			 0, 0, 0, nt, signs, vs);
+	PASS_ALL(levels > maxg ? work : dst, src, nv, 1,
+		 group_size(levels, 0, maxg), maxg, 0, 1, 0,
+		 nt && levels <= maxg, signs, vs);
+	for (e = maxg; e + maxg < levels; e += maxg)
+		PASS_ALL(work, work, nv, (size_t)1 << e, maxg, maxg, 0, 0, 0, 0,
+			 signs, vs);
+	if (levels > maxg)
+		PASS_ALL(nt ? work : dst, work, nv, (size_t)1 << e,
+			 group_size(levels, e, maxg), maxg, 0, 0, 0, 0, signs,
+			 vs);
+	/* That pass writes with a stride of 2^e vectors, 8 or 32 lines at
+	 * once: too many half-written lines for the write-combining buffers,
+	 * which then flush partial lines. A last, sequential copy out of L1
+	 * streams whole lines. */
+	if (nt && levels > maxg)
+		PASS_ALL(dst, work, nv, 1, 0, maxg, 0, 0, 0, 1, signs, vs);
 	if (nt)
 		_mm_sfence();
 }
 
-void or_fwht_inv_avx2(float *dst, float *src, size_t b, const uint8_t *signs,
-		      float scale, unsigned int flags)
+AI void inv(float *dst, float *src, size_t b, const uint8_t *signs,
+	    float scale, unsigned int flags, unsigned int maxg)
 {
 	const __m256 vs = _mm256_set1_ps(scale);
 	float tmp[SCRATCH_MAX] __attribute__((aligned(32)));
 	size_t nv = b / 8;
 	unsigned int levels = log2_size(nv);
-	unsigned int e = levels ? (levels - 1) / 3 * 3 : 0;
+	unsigned int e = levels ? (levels - 1) / maxg * maxg : 0;
 	int nt = streaming(dst, b, flags);
 	float *work = nt ? tmp : src;
 
 	pthread_once(&sign_table_once, fill_sign_table);
 	/* The forward groups in reverse order, each one reversed: the first
-	 * reads the source, the last (levels 0-2) writes the destination
-	 * with signs and scale. */
+	 * reads the source, the last (levels 0 .. maxg-1) writes the
+	 * destination with signs and scale. */
 	if (e) {
-		PASS_ALL(work, src, nv, (size_t)1 << e, group_size(levels, e),
-			 1, 0, 0, 0, signs, vs);
-		for (e -= 3; e > 0; e -= 3)
-			PASS_ALL(work, work, nv, (size_t)1 << e, 3, 1, 0, 0, 0,
-				 signs, vs);
+		PASS_ALL(work, src, nv, (size_t)1 << e,
+			 group_size(levels, e, maxg), maxg, 1, 0, 0, 0, signs,
+			 vs);
+		for (e -= maxg; e > 0; e -= maxg)
+			PASS_ALL(work, work, nv, (size_t)1 << e, maxg, maxg, 1,
+				 0, 0, 0, signs, vs);
 		src = work;
 	}
-	PASS_ALL(dst, src, nv, 1, group_size(levels, 0), 1, 0, 1, nt, signs, vs);
+	PASS_ALL(dst, src, nv, 1, group_size(levels, 0, maxg), maxg, 1, 0, 1,
+		 nt, signs, vs);
 	if (nt)
 		_mm_sfence();
+}
+
+void or_fwht_fwd_avx2(float *dst, float *src, size_t b, const uint8_t *signs,
+		      float scale, unsigned int flags)
+{
+	(void)scale;
+	fwd(dst, src, b, signs, flags, 3);
+}
+
+void or_fwht_inv_avx2(float *dst, float *src, size_t b, const uint8_t *signs,
+		      float scale, unsigned int flags)
+{
+	inv(dst, src, b, signs, scale, flags, 3);
+}
+
+/*
+ * The same kernels with AVX-512VL's 32 vector registers (still 8-float
+ * vectors: EVEX encoding reaches ymm16-31): five stages per memory pass
+ * instead of three, so a 4096-entry block (9 stages) is read and written
+ * twice instead of three times. The stores were the bottleneck; the
+ * arithmetic and its order are unchanged, so the results are bit-identical.
+ */
+#define AVX512VL __attribute__((target("avx2,fma,avx512f,avx512vl")))
+
+AVX512VL void or_fwht_fwd_avx512vl(float *dst, float *src, size_t b,
+				   const uint8_t *signs, float scale,
+				   unsigned int flags)
+{
+	(void)scale;
+	fwd(dst, src, b, signs, flags, 5);
+}
+
+AVX512VL void or_fwht_inv_avx512vl(float *dst, float *src, size_t b,
+				   const uint8_t *signs, float scale,
+				   unsigned int flags)
+{
+	inv(dst, src, b, signs, scale, flags, 5);
 }

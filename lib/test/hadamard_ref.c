@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* Hadamard transform against a naive O(n^2) reference, for every length up
- * to 300 and several block sizes, with both kernels, in place and out of
- * place; scalar and AVX2 must agree bit for bit. */
+ * to 300 and several block sizes, with every kernel the CPU has, in place
+ * and out of place; the vector kernels must agree with the scalar one bit
+ * for bit. */
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hadamard.h"
@@ -41,18 +44,35 @@ static void reference(const float *x, double *y, size_t n, uint64_t seed,
 int main(void)
 {
 	/* Every length up to 300 with small blocks; a few long ones with
-	 * blocks of 7 and 9 stages (three passes in the AVX2 kernel). */
+	 * blocks of 7, 9 and 10 stages (two or more memory passes in the
+	 * vector kernels: 3 + 3 + 1, 3 + 3 + 3, ... and 5 + 2, 5 + 4, 5 + 5). */
 	static const struct { unsigned int block; size_t nmax; } cases[] = {
 		{ 16, 300 }, { 32, 300 }, { 64, 300 }, { 128, 300 },
-		{ 256, 300 }, { 1024, 0 }, { 4096, 0 },
+		{ 256, 300 }, { 1024, 0 }, { 4096, 0 }, { 8192, 0 },
 	};
 	static const size_t long_n[] = { 1024, 2059, 4096, 8269 };
-	static float x[8269], a[8269], b[8269];
+	static float x[8269], a[8269], b[8269], c[8269];
 	static double ref[8269];
-	int have_avx2 = or_hadamard_set_impl(OR_HADAMARD_IMPL_AVX2) == 0;
+	int have[OR_HADAMARD_IMPL_AVX512VL + 1] = { 0 };
 
-	if (!have_avx2)
-		fprintf(stderr, "no AVX2 on this CPU: scalar kernel only\n");
+	for (int k = OR_HADAMARD_IMPL_AVX2; k <= OR_HADAMARD_IMPL_AVX512VL; k++) {
+		have[k] = or_hadamard_set_impl(k) == 0;
+		printf("# kernel %d: %s\n", k, have[k] ? "tested" : "not on this CPU");
+	}
+	/* OPTIREDUCE_HADAMARD_IMPL picks a kernel the CPU has; anything
+	 * else leaves the best one. */
+	setenv("OPTIREDUCE_HADAMARD_IMPL", "scalar", 1);
+	or_hadamard_set_impl(OR_HADAMARD_IMPL_AUTO);
+	T_ASSERT(!strcmp(or_hadamard_impl_name(), "scalar"), "env: %s",
+		 or_hadamard_impl_name());
+	setenv("OPTIREDUCE_HADAMARD_IMPL", "no-such-kernel", 1);
+	or_hadamard_set_impl(OR_HADAMARD_IMPL_AUTO);
+	T_ASSERT(!strcmp(or_hadamard_impl_name(),
+			 have[OR_HADAMARD_IMPL_AVX512VL] ? "avx512vl" :
+			 have[OR_HADAMARD_IMPL_AVX2] ? "avx2" : "scalar"),
+		 "env fallback: %s", or_hadamard_impl_name());
+	unsetenv("OPTIREDUCE_HADAMARD_IMPL");
+	T_ASSERT(or_hadamard_set_impl(7) == -EINVAL, "bad kernel accepted");
 	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
 		unsigned int block = cases[ci].block;
 		size_t nlen = cases[ci].nmax ? cases[ci].nmax :
@@ -72,21 +92,28 @@ int main(void)
 				T_ASSERT(fabs(a[i] - ref[i]) <= 1e-5 * (64 + fabs(ref[i])),
 					 "n %zu block %u entry %zu: %g vs %g", n,
 					 block, i, a[i], ref[i]);
-			if (have_avx2) {
-				memcpy(b, x, n * 4);
-				or_hadamard_set_impl(OR_HADAMARD_IMPL_AVX2);
-				or_hadamard_forward(b, b, n, seed, block);
-				T_ASSERT(!memcmp(a, b, n * 4),
-					 "forward: avx2 differs from scalar, n %zu block %u",
-					 n, block);
-				or_hadamard_inverse(b, b, n, seed, block, 1.0f);
-			}
 			or_hadamard_set_impl(OR_HADAMARD_IMPL_SCALAR);
 			or_hadamard_inverse(a, a, n, seed, block, 1.0f);
-			if (have_avx2)
+			for (int impl = OR_HADAMARD_IMPL_AVX2;
+			     impl <= OR_HADAMARD_IMPL_AVX512VL; impl++) {
+				if (!have[impl])
+					continue;
+				/* In place, from the input: the same forward
+				 * as the scalar one, then the same inverse. */
+				memcpy(b, x, n * 4);
+				or_hadamard_set_impl(impl);
+				or_hadamard_forward(b, b, n, seed, block);
+				or_hadamard_set_impl(OR_HADAMARD_IMPL_SCALAR);
+				or_hadamard_forward(c, x, n, seed, block);
+				T_ASSERT(!memcmp(c, b, n * 4),
+					 "forward: kernel %d differs from scalar, n %zu block %u",
+					 impl, n, block);
+				or_hadamard_set_impl(impl);
+				or_hadamard_inverse(b, b, n, seed, block, 1.0f);
 				T_ASSERT(!memcmp(a, b, n * 4),
-					 "inverse: avx2 differs from scalar, n %zu block %u",
-					 n, block);
+					 "inverse: kernel %d differs from scalar, n %zu block %u",
+					 impl, n, block);
+			}
 			for (size_t i = 0; i < n; i++)
 				T_ASSERT(fabsf(a[i] - x[i]) <= 1e-5f * (1 + fabsf(x[i])),
 					 "round trip n %zu entry %zu: %g vs %g", n, i,

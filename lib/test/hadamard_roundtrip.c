@@ -69,21 +69,38 @@ int main(void)
 	for (size_t i = 0; i < n; i++)	/* == : a 0 may come back as -0 */
 		T_ASSERT(s[i] == x[i], "integer entry %zu: %g came back as %.9g",
 			 i, x[i], s[i]);
-	/* Large vectors take the streaming path of the AVX2 kernels: still
-	 * bit-identical to the scalar ones, both ways. */
-	if (!or_hadamard_set_impl(OR_HADAMARD_IMPL_AVX2)) {
-		for (size_t i = 0; i < n; i++)
-			x[i] = sinf(i * 0.003f) + (i % 13) * 0.1f;
-		or_hadamard_forward(z, x, n, 5, 4096);
-		or_hadamard_set_impl(OR_HADAMARD_IMPL_SCALAR);
-		or_hadamard_forward(s, x, n, 5, 4096);
-		T_ASSERT(!memcmp(s, z, n * 4), "forward: avx2 differs from scalar");
-		or_hadamard_inverse(y, s, n, 5, 4096, 3.0f);
-		or_hadamard_set_impl(OR_HADAMARD_IMPL_AVX2);
-		or_hadamard_inverse(s, z, n, 5, 4096, 3.0f);
-		T_ASSERT(!memcmp(s, y, n * 4), "inverse: avx2 differs from scalar");
-		or_hadamard_set_impl(OR_HADAMARD_IMPL_AUTO);
+	/* Large vectors take the streaming path of the vector kernels: still
+	 * bit-identical to the scalar ones, both ways, for blocks of one,
+	 * two and three memory passes (and a middle pass) in each. */
+	for (size_t i = 0; i < n; i++)
+		x[i] = sinf(i * 0.003f) + (i % 13) * 0.1f;
+	for (int impl = OR_HADAMARD_IMPL_AVX2; impl <= OR_HADAMARD_IMPL_AVX512VL;
+	     impl++) {
+		static const unsigned int sb[] = { 64, 256, 4096, 16384, 65536 };
+
+		if (or_hadamard_set_impl(impl)) {
+			printf("# kernel %d: not on this CPU\n", impl);
+			continue;
+		}
+		for (size_t bi = 0; bi < sizeof(sb) / sizeof(sb[0]); bi++) {
+			or_hadamard_set_impl(impl);
+			or_hadamard_forward(z, x, n, 5, sb[bi]);
+			or_hadamard_set_impl(OR_HADAMARD_IMPL_SCALAR);
+			or_hadamard_forward(s, x, n, 5, sb[bi]);
+			T_ASSERT(!memcmp(s, z, n * 4),
+				 "forward: kernel %d differs from scalar, block %u",
+				 impl, sb[bi]);
+			or_hadamard_inverse(y, s, n, 5, sb[bi], 3.0f);
+			or_hadamard_set_impl(impl);
+			or_hadamard_inverse(s, z, n, 5, sb[bi], 3.0f);
+			T_ASSERT(!memcmp(s, y, n * 4),
+				 "inverse: kernel %d differs from scalar, block %u",
+				 impl, sb[bi]);
+		}
+		printf("kernel %s: streaming path bit-identical to scalar\n",
+		       or_hadamard_impl_name());
 	}
+	or_hadamard_set_impl(OR_HADAMARD_IMPL_AUTO);
 	/* Another seed gives another transform. */
 	or_hadamard_forward(z, x, n, 1, 4096);
 	or_hadamard_forward(s, x, n, 2, 4096);
