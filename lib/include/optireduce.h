@@ -157,9 +157,13 @@ struct optireduce_stats {
 	uint64_t entries_expected;
 	uint64_t entries_lost;
 	uint64_t entries_compensated;
-	uint64_t deadline_ns;		/* current t_B estimate (0: no call yet) */
+	uint64_t deadline_ns;		/* current bound: t_B times the margin
+					 * (0: no call yet) */
 	uint64_t average_ns;		/* current t_C estimate */
-	uint64_t reserved[8];
+	uint64_t margin_pct;		/* deadline margin, percent (>= 100) */
+	uint64_t late_bytes;		/* received or posted after their
+					 * deadline: what the margin follows */
+	uint64_t reserved[6];
 };
 
 enum optireduce_option {

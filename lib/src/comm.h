@@ -142,6 +142,7 @@ struct optireduce_comm {
 	int lossy_kind;			/* enum optireduce_transport */
 	struct or_active act;
 	struct or_estimator est;
+	uint64_t late_seen;		/* the lossy transport's late() so far */
 	struct or_report_slot reports[OR_REPORT_LAG];
 	uint64_t fallback_until;
 	struct or_contrib *contrib;	/* [size] */

@@ -133,6 +133,8 @@ static void publish(optireduce_comm *c, struct or_call *call, int err)
 		st->entries_compensated += res->compensated;
 		st->deadline_ns = c->est.last_bound_ns;
 		st->average_ns = c->est.last_avg_ns;
+		st->margin_pct = (uint64_t)(c->est.margin * 100 + 0.5);
+		st->late_bytes = c->est.late_bytes;
 	}
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->lock);
@@ -343,6 +345,13 @@ static void finish(optireduce_comm *c)
 		if ((double)res->lost * 1e6 >
 		    (double)a->loss_ppm * res->expected)
 			res->flags |= OPTIREDUCE_RES_LOSS_HIGH;
+	}
+	if (!a->reliable && a->t->ops->late) {
+		uint64_t late = a->t->ops->late(a->t);
+
+		or_est_late(&c->est, res->expected * sizeof(float),
+			    late - c->late_seen);
+		c->late_seen = late;
 	}
 	if (n > 1) {
 		/* Also after reliable calls, so stats show the bound a lossy

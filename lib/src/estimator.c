@@ -14,6 +14,20 @@ static unsigned int size_class(uint64_t bytes)
 void or_est_init(struct or_estimator *e)
 {
 	memset(e, 0, sizeof(*e));
+	e->margin = 1.0;
+}
+
+void or_est_late(struct or_estimator *e, uint64_t bytes, uint64_t late)
+{
+	e->late_bytes += late;
+	if ((double)late * 1e6 > (double)OR_EST_LATE_PPM * bytes)
+		e->margin *= OR_EST_MARGIN_UP;
+	else
+		e->margin *= OR_EST_MARGIN_DOWN;
+	if (e->margin > OR_EST_MARGIN_MAX)
+		e->margin = OR_EST_MARGIN_MAX;
+	if (e->margin < 1.0)
+		e->margin = 1.0;
 }
 
 void or_est_sample(struct or_estimator *e, uint64_t bytes, uint64_t ns,
@@ -73,7 +87,7 @@ uint64_t or_est_bound(struct or_estimator *e, uint64_t bytes)
 	qsort(v, c->n, sizeof(v[0]), cmp_u64);
 	/* Nearest-rank percentile. */
 	idx = (c->n * OR_EST_PERCENTILE + 99) / 100;
-	bound = v[idx ? idx - 1 : 0];
+	bound = (uint64_t)(v[idx ? idx - 1 : 0] * e->margin);
 	if (bound < OR_EST_FLOOR_NS)
 		bound = OR_EST_FLOOR_NS;
 	return e->last_bound_ns = bound;

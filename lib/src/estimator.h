@@ -20,6 +20,20 @@
  * and scheduling noise on a fast link cannot cut every call short.
  * Completion time is measured from the moment the call became active (its
  * predecessors done), not from when it was started.
+ *
+ * The margin. The bound given to a lossy call is t_B times a margin that
+ * follows late data: bytes that arrived (or whose receive was posted)
+ * after their receive's deadline had ended it. Those are losses a longer
+ * deadline would have avoided, unlike drops on the wire, which no deadline
+ * recovers. After each lossy call: more than OR_EST_LATE_PPM of its bytes
+ * late widens the margin by OR_EST_MARGIN_UP (up to OR_EST_MARGIN_MAX);
+ * otherwise it shrinks by OR_EST_MARGIN_DOWN, never below 1. So where the
+ * reliable path's timing predicts the lossy path's (the paper's setting)
+ * the margin stays 1 and the bound is t_B; where it does not (a noisy or
+ * emulated host, a receiver that runs behind), the bound settles where
+ * about OR_EST_LATE_PPM of the data comes late, without a per-machine
+ * constant. Fast up, slow down: one late burst costs a few calls of longer
+ * waits; repeated ones keep the bound wide.
  */
 
 #include <stdint.h>
@@ -29,6 +43,10 @@
 #define OR_EST_PERCENTILE	95
 #define OR_EST_FLOOR_NS		500000ull	/* 0.5 ms */
 #define OR_EST_DEFAULT_NS	1000000000ull	/* 1 s */
+#define OR_EST_LATE_PPM		1000		/* 0.1% of a call's bytes */
+#define OR_EST_MARGIN_UP	1.25
+#define OR_EST_MARGIN_DOWN	0.95
+#define OR_EST_MARGIN_MAX	4.0
 
 struct or_est_class {
 	uint64_t ns[OR_EST_WINDOW];
@@ -40,6 +58,8 @@ struct or_est_class {
 
 struct or_estimator {
 	struct or_est_class cls[OR_EST_CLASSES];
+	double margin;		/* >= 1; see above */
+	uint64_t late_bytes;	/* every late byte so far */
 	uint64_t last_bound_ns;	/* for statistics */
 	uint64_t last_avg_ns;
 };
@@ -48,7 +68,10 @@ void or_est_init(struct or_estimator *e);
 /* A completed call; reliable ones also feed t_B. */
 void or_est_sample(struct or_estimator *e, uint64_t bytes, uint64_t ns,
 		   int reliable);
-uint64_t or_est_bound(struct or_estimator *e, uint64_t bytes);	/* t_B */
+/* A lossy call of bytes ended; late of them came too late. */
+void or_est_late(struct or_estimator *e, uint64_t bytes, uint64_t late);
+/* t_B of a call of bytes, times the margin. */
+uint64_t or_est_bound(struct or_estimator *e, uint64_t bytes);
 uint64_t or_est_average(struct or_estimator *e, uint64_t bytes); /* t_C */
 
 #endif /* OR_ESTIMATOR_H */

@@ -153,6 +153,14 @@ struct or_transport_ops {
 		    unsigned int max);
 	/* Stop everything and free. Queued work is dropped silently. */
 	void (*destroy)(struct or_transport *t);
+	/*
+	 * Lossy transports: bytes so far that came too late for their
+	 * receive (they arrived, or their receive was posted, after its
+	 * deadline ended it). Only ever grows. These are losses a longer
+	 * deadline would have avoided, unlike drops on the wire: the engine's
+	 * deadline margin follows them. NULL: never late (reliable).
+	 */
+	uint64_t (*late)(struct or_transport *t);
 };
 
 struct or_transport {

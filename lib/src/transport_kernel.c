@@ -281,12 +281,34 @@ static void kt_destroy(struct or_transport *t)
 	free(kt);
 }
 
+/*
+ * Late data: posts that came after their round ended (late_post), and
+ * fragments the socket dropped as stale, i.e. for a message whose receive
+ * had already ended. The socket counts those in packets; each is taken at
+ * the socket's average payload so far. One getsockopt per call.
+ */
+static uint64_t kt_late(struct or_transport *t)
+{
+	struct kt *kt = (struct kt *)t;
+	struct optireduce_stats st;
+	socklen_t len = sizeof(st);
+
+	if (getsockopt(kt->fd, kt->sol, OPTIREDUCE_STATS, &st, &len) ||
+	    len < offsetof(struct optireduce_stats, drop_no_post) ||
+	    !st.rx_packets)
+		return kt->late_bytes;
+	return kt->late_bytes +
+	       (uint64_t)((double)st.drop_stale_round * st.rx_bytes /
+			  st.rx_packets);
+}
+
 static const struct or_transport_ops kt_ops = {
 	.name = "kernel",
 	.post_recv = kt_post_recv,
 	.send = kt_send,
 	.reap = kt_reap,
 	.destroy = kt_destroy,
+	.late = kt_late,
 };
 
 /* Tests: bytes of receives posted after their round ended (late_post). */

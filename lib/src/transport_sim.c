@@ -30,6 +30,7 @@ struct sim_ep {
 	struct sim_msg *held;
 	struct or_cqe *cq;
 	unsigned int cq_n, cq_cap;
+	uint64_t late_bytes;		/* stragglers ended by their deadline */
 };
 
 struct or_sim_fabric {
@@ -141,6 +142,8 @@ static void expire(struct sim_ep *e, struct sim_post *p)
 		p->r.missing[0] = (struct or_range){ 0, p->r.len };
 		c.nr_missing = 1;
 	}
+	/* Only stragglers expire here: their data comes after the deadline. */
+	e->late_bytes += p->r.len;
 	push_cqe(e, &c);
 	free(p);
 }
@@ -318,12 +321,24 @@ static void sim_destroy(struct or_transport *t)
 	free(e);
 }
 
+static uint64_t sim_late(struct or_transport *t)
+{
+	struct sim_ep *e = (struct sim_ep *)t;
+	uint64_t v;
+
+	pthread_mutex_lock(&e->f->lock);
+	v = e->late_bytes;
+	pthread_mutex_unlock(&e->f->lock);
+	return v;
+}
+
 static const struct or_transport_ops sim_ops = {
 	.name = "sim",
 	.post_recv = sim_post_recv,
 	.send = sim_send,
 	.reap = sim_reap,
 	.destroy = sim_destroy,
+	.late = sim_late,
 };
 
 int or_sim_transport_create(struct or_sim_fabric *f, int rank,

@@ -23,6 +23,11 @@
  *     after each size: how long creating the communicator/algorithm took,
  *     and how many entries of the checked iteration were wrong (reliable
  *     contenders must give 0; a lossy call is not checked).
+ *   stats CONTENDER RANK BYTES margin_pct=... late_bytes=... deadline_ms=...
+ *         lossy=... fallback=... trips=...
+ *     the library's contenders, after each size: its deadline margin and
+ *     the late bytes it followed, the bound of the last call, lossy and
+ *     fallback calls, safeguard trips (optireduce_comm_stats()).
  *   done CONTENDER RANK ok=1
  * Exit status: 0 when every call worked and every reliable result was
  * exact, 1 otherwise, 2 on a bad command line.
@@ -344,6 +349,18 @@ int run_optireduce(const Opts &o)
 				print_iter(o, bytes, m, dur, res.lost, res.expected,
 					   reliable, start);
 		}
+		struct optireduce_stats st;
+
+		if (!optireduce_comm_stats(c, &st))
+			printf("stats %s %d %zu margin_pct=%llu late_bytes=%llu "
+			       "deadline_ms=%.1f lossy=%llu fallback=%llu trips=%llu\n",
+			       o.contender.c_str(), o.rank, bytes,
+			       (unsigned long long)st.margin_pct,
+			       (unsigned long long)st.late_bytes,
+			       st.deadline_ns / 1e6,
+			       (unsigned long long)st.calls_lossy,
+			       (unsigned long long)st.calls_fallback,
+			       (unsigned long long)st.safeguard_trips);
 		optireduce_comm_destroy(c);
 		printf("size %s %d %zu setup_ms=%.1f bad=%zu\n", o.contender.c_str(),
 		       o.rank, bytes, setup / 1e6, bad);

@@ -95,7 +95,8 @@ class CStats(ctypes.Structure):
         "calls", "calls_lossy", "calls_reliable", "calls_warmup",
         "calls_fallback", "calls_failed", "safeguard_trips",
         "entries_expected", "entries_lost", "entries_compensated",
-        "deadline_ns", "average_ns")] + [("reserved", ctypes.c_uint64 * 8)]
+        "deadline_ns", "average_ns", "margin_pct", "late_bytes")] + [
+            ("reserved", ctypes.c_uint64 * 6)]
 
 
 _RESULT_FIELDS = ("seq", "count", "expected", "lost", "compensated",
