@@ -138,9 +138,13 @@ static struct optr_comm *optr_comm_parse(sockptr_t optval,
 		return ERR_PTR(-EINVAL);
 	}
 
-	comm = kvzalloc(struct_size(comm, addr, j.nranks), GFP_KERNEL);
+	/* addr[] and seen[] in one allocation: both 4-byte aligned. */
+	comm = kvzalloc(size_add(struct_size(comm, addr, j.nranks),
+				 array_size(j.nranks, sizeof(*comm->seen))),
+			GFP_KERNEL);
 	if (!comm)
 		return ERR_PTR(-ENOMEM);
+	comm->seen = (struct optr_src_seen *)&comm->addr[j.nranks];
 	for (i = 0; i < j.nranks; i++) {
 		if (copy_from_sockptr_offset(&a, optval,
 					     sizeof(j) + i * sizeof(a),

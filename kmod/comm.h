@@ -12,6 +12,12 @@
 
 struct optr_sock;
 
+/* What a socket has seen of one rank's fragments (under osk->lock). */
+struct optr_src_seen {
+	u32 round;		/* the newest round it sent us, if valid */
+	u32 valid;
+};
+
 struct optr_comm {
 	u32 id;
 	u32 rank;
@@ -21,6 +27,11 @@ struct optr_comm {
 	int group_ifindex;
 	u8 ttl;
 	struct optireduce_join join;	/* as given, for getsockopt */
+	/*
+	 * Per rank, after addr[]: the only part that changes after JOIN,
+	 * under osk->lock (round.c: optr_note_source()).
+	 */
+	struct optr_src_seen *seen;
 	__be32 addr[];		/* IPv4 address of each rank */
 };
 

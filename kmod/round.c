@@ -131,8 +131,10 @@ static void optr_post_end(struct optr_sock *osk, struct optr_post *p,
 	list_move_tail(&p->node, &osk->completions);
 	WRITE_ONCE(osk->ncompl, osk->ncompl + 1);
 	r->pending--;
-	if (!p->last_seen)
+	if (!p->src_done)
 		r->last_pending--;
+	if (p->moved_on)
+		r->moved_on--;
 	p->round = NULL;
 	if (p->got.covered < p->len) {
 		optr_stat_sock(osk, OPTR_STAT_BYTES_LOST,
@@ -247,7 +249,15 @@ static bool optr_place(struct optr_sock *osk, struct optr_post *p,
 	optr_stat_sock(osk, OPTR_STAT_RX_BYTES, added);
 	if ((f->flags & OPTR_WIRE_LAST) && !p->last_seen) {
 		p->last_seen = true;
-		r->last_pending--;
+		if (p->moved_on) {
+			/* The window may be back to its short self. */
+			p->moved_on = false;
+			r->moved_on--;
+			optr_round_early_rearm(r);
+		} else {
+			p->src_done = true;
+			r->last_pending--;
+		}
 	}
 	if (p->got.covered == p->len) {
 		optr_post_end(osk, p, OPTIREDUCE_COMPLETE, r->last_rx);
@@ -326,6 +336,56 @@ static struct sk_buff *optr_backlog_hold(struct sk_buff *skb, u32 *dataoff,
 	return held;
 }
 
+/* Has rank src sent us a fragment of a round after round? */
+static bool optr_src_moved_on(struct optr_sock *osk, u32 src, u32 round)
+{
+	const struct optr_src_seen *s = &osk->comm->seen[src];
+
+	lockdep_assert_held(&osk->lock);
+	return s->valid && optr_round_after(s->round, round);
+}
+
+/*
+ * A sender sends its rounds in order: once a fragment of a later round
+ * comes from it, it has sent all it will of every earlier round (what is
+ * missing of those is lost, and its LAST fragment may be what was lost).
+ * Its posts in earlier rounds then count as if their last fragment had
+ * come, so the early timeout can end those rounds instead of their
+ * deadline, though only after a whole typical round of quiet (see
+ * optr_round_idle_ns()): a path that reorders may still deliver the rest.
+ * Done once per sender and round, not per fragment.
+ */
+static void optr_note_source(struct optr_sock *osk, const struct optr_frag *f)
+{
+	struct optr_src_seen *s = &osk->comm->seen[f->src];
+	struct optr_round *r;
+	struct optr_post *p;
+	int bkt;
+
+	lockdep_assert_held(&osk->lock);
+	if (s->valid && !optr_round_after(f->round, s->round))
+		return;
+	s->round = f->round;
+	s->valid = 1;
+	hash_for_each(osk->rounds, bkt, r, hnode) {
+		bool changed = false;
+
+		if (r->ended || !optr_round_after(f->round, r->id))
+			continue;
+		list_for_each_entry(p, &r->posts, node) {
+			if (p->src != f->src || p->src_done)
+				continue;
+			p->src_done = true;
+			p->moved_on = true;
+			r->last_pending--;
+			r->moved_on++;
+			changed = true;
+		}
+		if (changed)
+			optr_round_maybe_arm_early(r);
+	}
+}
+
 /*
  * The receive path's entry, socket lock held: place the fragment, or hold
  * it for a post that has not come yet, or drop it. Returns true when a
@@ -340,6 +400,7 @@ bool optr_deliver(struct optr_sock *osk, struct sk_buff *skb, u32 dataoff,
 	u32 limit;
 
 	lockdep_assert_held(&osk->lock);
+	optr_note_source(osk, f);
 	p = optr_post_find(osk, f->round, f->src, f->msg);
 	if (p)
 		return optr_place(osk, p, skb, dataoff, f);
@@ -401,6 +462,7 @@ static void optr_round_open(struct optr_sock *osk, struct optr_round *r,
 	typical = max(typical, optr_tunable_get(&optr_deadline_min_us));
 	r->idle_ns = div_u64((u64)typical * NSEC_PER_USEC *
 			     optr_tunable_get(&optr_early_idle_pct), 100);
+	r->typical_ns = (u64)typical * NSEC_PER_USEC;
 	optr_round_timer_init(r);
 	hash_add(osk->rounds, &r->hnode, id);
 	osk->nrounds++;
@@ -508,7 +570,13 @@ int optr_post(struct optr_sock *osk, const struct optireduce_post *req,
 	p->round = r;
 	r->posted_bytes += p->len;
 	r->pending++;
-	r->last_pending++;
+	/* Its sender may have moved on already (optr_note_source()). */
+	p->src_done = optr_src_moved_on(osk, p->src, p->round_id);
+	p->moved_on = p->src_done;
+	if (p->moved_on)
+		r->moved_on++;
+	else
+		r->last_pending++;
 	if (!(req->flags & OPTIREDUCE_POST_MORE))
 		r->sealed = true;
 	woke = optr_backlog_drain(osk, p);
@@ -603,6 +671,7 @@ static int optr_completion_copy(struct optr_post *p, u32 nmissing, u32 nr,
 		.msg = p->msg,
 		.src = p->src,
 		.flags = (p->last_seen ? OPTIREDUCE_COMPL_LAST_SEEN : 0) |
+			 (p->moved_on ? OPTIREDUCE_COMPL_MOVED_ON : 0) |
 			 (nr < nmissing ? OPTIREDUCE_COMPL_TRUNC : 0),
 		.user_data = p->user_data,
 		.len = p->len,

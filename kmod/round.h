@@ -39,6 +39,8 @@ struct optr_post {
 	struct page **pages;		/* pinned while posted */
 	struct optr_ranges got;
 	bool last_seen;
+	bool src_done;			/* last_seen, or the sender moved on */
+	bool moved_on;			/* src_done without last_seen */
 	bool done;
 	u32 status;			/* enum optireduce_status, once done */
 	u64 elapsed_ns;
@@ -52,7 +54,7 @@ struct optr_round {
 	struct hrtimer timer;
 	u32 id;
 	u32 pending;			/* posts not yet complete */
-	u32 last_pending;		/* posts whose LAST fragment is missing */
+	u32 last_pending;		/* posts whose sender may still send */
 	bool sealed;			/* a post without POST_MORE came */
 	bool early_armed;
 	bool ended;
@@ -60,6 +62,8 @@ struct optr_round {
 	ktime_t deadline;
 	ktime_t last_rx;
 	u64 idle_ns;			/* early timeout window; 0 = off */
+	u64 typical_ns;			/* the window once a sender moved on */
+	u32 moved_on;			/* pending posts done by moving on */
 	u64 posted_bytes;		/* all posts' lengths */
 	u64 lost_bytes;			/* missing when their posts ended */
 };
@@ -91,5 +95,7 @@ u32 optr_sock_deadline_us(struct optr_sock *osk, u32 *typical_us);
 void optr_round_timer_init(struct optr_round *r);
 void optr_round_timer_arm(struct optr_round *r, ktime_t when);
 void optr_round_maybe_arm_early(struct optr_round *r);
+u64 optr_round_idle_ns(const struct optr_round *r);
+void optr_round_early_rearm(struct optr_round *r);
 
 #endif /* _OPTR_ROUND_H */

@@ -5,7 +5,10 @@
  *   round->timer (hrtimer, CLOCK_MONOTONIC, absolute, softirq)
  *     armed by:   optr_round_open() for the round's deadline;
  *                 optr_round_maybe_arm_early() once every expected sender's
- *                 last fragment arrived, for last_rx + idle window;
+ *                 last fragment arrived (or it moved on to a later round),
+ *                 for last_rx + idle window (optr_round_idle_ns());
+ *                 optr_round_early_rearm() when the window shrinks (the
+ *                 last fragment came after its sender had moved on);
  *                 its own callback, to re-arm for a later time.
  *     does:       at the deadline, ends the round EXPIRED; when the round
  *                 has been idle for the window after all last fragments,
@@ -37,7 +40,8 @@ static enum hrtimer_restart optr_round_timer_fn(struct hrtimer *t)
 		optr_round_end(r, OPTIREDUCE_EXPIRED);
 		woke = true;
 	} else if (r->early_armed) {
-		ktime_t idle_end = ktime_add_ns(r->last_rx, r->idle_ns);
+		ktime_t idle_end = ktime_add_ns(r->last_rx,
+						optr_round_idle_ns(r));
 
 		if (ktime_compare(now, idle_end) >= 0) {
 			optr_round_end(r, OPTIREDUCE_EARLY);
@@ -69,6 +73,33 @@ void optr_round_timer_arm(struct optr_round *r, ktime_t when)
 }
 
 /*
+ * The early timeout's idle window: early_idle_pct of the typical round,
+ * or the whole typical round while a pending post's sender is only known
+ * to have moved on to a later round (its last fragment did not come):
+ * on a path that reorders, the rest of its message may still be on the
+ * way. 0: the early timeout is off.
+ */
+u64 optr_round_idle_ns(const struct optr_round *r)
+{
+	if (!r->idle_ns)
+		return 0;
+	return r->moved_on ? max(r->idle_ns, r->typical_ns) : r->idle_ns;
+}
+
+/* The idle window changed: re-arm an armed early timeout for it. */
+void optr_round_early_rearm(struct optr_round *r)
+{
+	ktime_t when;
+
+	lockdep_assert_held(&r->osk->lock);
+	if (!r->early_armed || r->ended)
+		return;
+	when = ktime_add_ns(r->last_rx, optr_round_idle_ns(r));
+	optr_round_timer_arm(r, ktime_before(when, r->deadline) ? when :
+					r->deadline);
+}
+
+/*
  * Early timeout: once the round is sealed and every pending post has seen
  * its sender's last fragment, the round need not wait for its deadline:
  * what is still missing is lost, and the round ends after it has been idle
@@ -83,7 +114,7 @@ void optr_round_maybe_arm_early(struct optr_round *r)
 	    !r->pending || !r->idle_ns)
 		return;
 	r->early_armed = true;
-	when = ktime_add_ns(r->last_rx, r->idle_ns);
+	when = ktime_add_ns(r->last_rx, optr_round_idle_ns(r));
 	optr_round_timer_arm(r, ktime_before(when, r->deadline) ? when :
 					r->deadline);
 }

@@ -640,8 +640,14 @@ static void check_completion(const struct optireduce_completion *c,
 		bad("round %u src %u: LAST_SEEN %d but last byte %s", round,
 		    c->src, !!(c->flags & OPTIREDUCE_COMPL_LAST_SEEN),
 		    last_seen ? "arrived" : "missing");
-	/* The early timeout arms only once every last fragment arrived. */
-	if (c->status == OPTIREDUCE_EARLY && !last_seen)
+	/* MOVED_ON only without the last fragment. */
+	if (last_seen && (c->flags & OPTIREDUCE_COMPL_MOVED_ON))
+		bad("round %u src %u: MOVED_ON with the last fragment", round,
+		    c->src);
+	/* The early timeout arms only once every sender's last fragment
+	 * arrived or it moved on to a later round. */
+	if (c->status == OPTIREDUCE_EARLY && !last_seen &&
+	    !(c->flags & OPTIREDUCE_COMPL_MOVED_ON))
 		bad("round %u src %u: EARLY without the last fragment", round,
 		    c->src);
 	/* A deadline timer never fires before the deadline. */

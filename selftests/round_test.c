@@ -265,6 +265,111 @@ TEST_F(pair, early_timeout_scales_with_the_posts_hint)
 	       (unsigned long long)waited / 1000000);
 }
 
+/*
+ * A sender sends its rounds in order, so a fragment of a later round from
+ * it means it sent all it will of this one: here the message's LAST
+ * fragment is what got lost, and the round still ends by the early
+ * timeout, not at its 10 s deadline. The completion does not claim the
+ * last fragment came.
+ */
+TEST_F(pair, sender_moving_on_ends_round_early)
+{
+	__u8 src[3000], dst[3000];
+	struct optr_compl c;
+	__u64 t0, waited;
+
+	fill(src, sizeof(src), 1);
+	ASSERT_EQ(0, optr_post(self->b, 1, 0, 0, 0, 10 * 1000 * 1000, 0, dst,
+			       sizeof(dst)));
+	t0 = optr_now_ns();
+	inject(_metadata, self, 1, 0, 0, 1000, 3000, src);
+	inject(_metadata, self, 1, 0, 1000, 1000, 3000, src);
+	/* Nothing more of round 1 yet: it must wait. */
+	EXPECT_EQ(-1, optr_recv_one(self->b, &c, 300));
+	inject(_metadata, self, 3, 0, 0, 1000, 3000, src);
+	ASSERT_EQ(0, optr_recv_one(self->b, &c, 15000));
+	waited = optr_now_ns() - t0;
+	EXPECT_EQ(1, c.h.round);
+	EXPECT_EQ(OPTIREDUCE_EARLY, c.h.status);
+	EXPECT_EQ(2000, c.h.received);
+	EXPECT_FALSE(c.h.flags & OPTIREDUCE_COMPL_LAST_SEEN);
+	EXPECT_TRUE(c.h.flags & OPTIREDUCE_COMPL_MOVED_ON);
+	ASSERT_EQ(1, c.h.nranges);
+	EXPECT_EQ(2000, c.r[0].offset);
+	EXPECT_EQ(1000, c.r[0].len);
+	EXPECT_LT(waited, 5000000000ULL);
+	TH_LOG("deadline 10 s; the sender moved on: ended early after %llu ms",
+	       (unsigned long long)waited / 1000000);
+}
+
+/* ... also when the later round's fragment came before the post. */
+TEST_F(pair, post_after_sender_moved_on_ends_early)
+{
+	__u8 src[3000], dst[3000];
+	struct optr_compl c;
+
+	fill(src, sizeof(src), 2);
+	inject(_metadata, self, 5, 0, 0, 1000, 3000, src);	/* held */
+	ASSERT_EQ(0, optr_post(self->b, 3, 0, 0, 0, 10 * 1000 * 1000, 0, dst,
+			       sizeof(dst)));
+	inject(_metadata, self, 3, 0, 0, 1000, 3000, src);
+	ASSERT_EQ(0, optr_recv_one(self->b, &c, 15000));
+	EXPECT_EQ(3, c.h.round);
+	EXPECT_EQ(OPTIREDUCE_EARLY, c.h.status);
+	EXPECT_EQ(1000, c.h.received);
+	EXPECT_TRUE(c.h.flags & OPTIREDUCE_COMPL_MOVED_ON);
+	EXPECT_LT(c.h.elapsed_ns, 5000000000ULL);
+}
+
+/*
+ * After a sender moved on, the round waits a whole typical round of quiet
+ * (a path that reorders may still deliver the rest), not the early
+ * timeout's usual share of it; and if the last fragment then comes after
+ * all, the round is a plain early timeout again. Typical time 2 s here
+ * (the post's hint), early_idle_pct of it is the usual window.
+ */
+TEST_F(pair, moved_on_waits_a_typical_round)
+{
+	const __u64 hint_us = 2 * 1000 * 1000;
+	__u8 src[3000], dst[3000];
+	struct optireduce_post p = {
+		.round = 1, .msg = 0, .src = 0,
+		.deadline_us = 20 * 1000 * 1000, .early_us = hint_us,
+	};
+	struct optr_compl c;
+	__u64 t0, waited;
+
+	fill(src, sizeof(src), 3);
+	ASSERT_EQ(0, optr_ctl(self->b, OPTIREDUCE_CMSG_POST, &p, sizeof(p),
+			      dst, sizeof(dst)));
+	inject(_metadata, self, 1, 0, 0, 1000, 3000, src);
+	inject(_metadata, self, 2, 0, 0, 1000, 3000, src);	/* moved on */
+	t0 = optr_now_ns();
+	ASSERT_EQ(0, optr_recv_one(self->b, &c, 25000));
+	waited = optr_now_ns() - t0;
+	EXPECT_EQ(OPTIREDUCE_EARLY, c.h.status);
+	EXPECT_TRUE(c.h.flags & OPTIREDUCE_COMPL_MOVED_ON);
+	EXPECT_GE(waited + 50000000ULL, hint_us * 1000);
+	EXPECT_LT(waited, 20000000000ULL);
+	TH_LOG("typical 2 s: moved-on round ended after %llu ms",
+	       (unsigned long long)waited / 1000000);
+
+	/* Round 3: moved on, then the last fragment comes after all. */
+	p.round = 3;
+	ASSERT_EQ(0, optr_ctl(self->b, OPTIREDUCE_CMSG_POST, &p, sizeof(p),
+			      dst, sizeof(dst)));
+	inject(_metadata, self, 3, 0, 0, 1000, 3000, src);
+	inject(_metadata, self, 4, 0, 0, 1000, 3000, src);	/* moved on */
+	inject(_metadata, self, 3, 0, 2000, 1000, 3000, src);	/* LAST */
+	ASSERT_EQ(0, optr_recv_one(self->b, &c, 25000));
+	EXPECT_EQ(3, c.h.round);
+	EXPECT_EQ(OPTIREDUCE_EARLY, c.h.status);
+	EXPECT_TRUE(c.h.flags & OPTIREDUCE_COMPL_LAST_SEEN);
+	EXPECT_FALSE(c.h.flags & OPTIREDUCE_COMPL_MOVED_ON);
+	EXPECT_EQ(2000, c.h.received);
+	EXPECT_LT(c.h.elapsed_ns, hint_us * 1000);
+}
+
 TEST_F(pair, early_timeout_off_waits_for_deadline)
 {
 	__u8 src[3000], dst[3000];

@@ -210,6 +210,12 @@ struct optireduce_completion {
 #define OPTIREDUCE_COMPL_LAST_SEEN	0x1U
 /* Not every missing range fitted: nranges < nmissing. */
 #define OPTIREDUCE_COMPL_TRUNC		0x2U
+/* The last fragment did not come, but a fragment of a later round from
+ * the same sender did: senders send rounds in order, so it sent all it
+ * would of this message (what is missing was lost). Such a round may end
+ * by the early timeout, after an idle window of a whole typical round.
+ */
+#define OPTIREDUCE_COMPL_MOVED_ON	0x4U
 
 /* Counters of a socket (OPTIREDUCE_STATS) and of a namespace
  * (/proc/net/optireduce). Only ever grow.
