@@ -108,7 +108,7 @@ struct optireduce_config {
 	unsigned int max_inflight;	/* 1 .. OPTIREDUCE_MAX_INFLIGHT */
 	unsigned int warmup_calls;	/* reliable calls that measure deadlines */
 	unsigned int loss_threshold_ppm; /* safeguard: loss above this trips */
-	unsigned int fallback_calls;	/* reliable calls after a trip */
+	unsigned int fallback_calls;	/* most reliable calls after a trip */
 	unsigned int timeout_ms;	/* connect and reliable-call bound; 0: none */
 	unsigned int flags;		/* OPTIREDUCE_CFG_* */
 	uint64_t seed;			/* Hadamard signs; same on all ranks */

@@ -145,6 +145,7 @@ struct optireduce_comm {
 	uint64_t late_seen;		/* the lossy transport's late() so far */
 	struct or_report_slot reports[OR_REPORT_LAG];
 	uint64_t fallback_until;
+	unsigned int trips_in_row;	/* trips without a clean lossy call */
 	struct or_contrib *contrib;	/* [size] */
 	struct or_comp_event *events;	/* [2 * size * OR_MAX_MISSING] */
 	int no_compensation;		/* tests: the authors' fill, for contrast */

@@ -201,6 +201,26 @@ static int post_reports(optireduce_comm *c, uint64_t seq)
 }
 
 /*
+ * How long the reliable path lasts after a trip: fallback_calls / 16 (at
+ * least one call) the first time, doubling with every trip that follows
+ * without a clean lossy call in between, up to fallback_calls. One noisy
+ * call then costs a few reliable calls, while loss that persists keeps
+ * the calls on the reliable path ever longer.
+ */
+#define OR_FALLBACK_DOUBLINGS	4
+
+static uint64_t fallback_len(unsigned int cap, unsigned int trips_in_row)
+{
+	unsigned int d = trips_in_row - 1;
+	uint64_t len;
+
+	if (d > OR_FALLBACK_DOUBLINGS)
+		d = OR_FALLBACK_DOUBLINGS;
+	len = cap >> (OR_FALLBACK_DOUBLINGS - d);
+	return len || !cap ? len : 1;
+}
+
+/*
  * Before call seq may start, the reports of call seq - OR_REPORT_LAG must
  * be in; they decide the path of calls from seq on, identically on every
  * rank. Returns 1 when seq may start.
@@ -227,9 +247,15 @@ static int reports_ready(optireduce_comm *c, uint64_t seq)
 	ppm = c->cfg.loss_threshold_ppm;
 	fallback = c->cfg.fallback_calls;
 	if (expected && (double)lost * 1e6 > (double)ppm * expected) {
+		uint64_t len;
+
 		c->stats.safeguard_trips++;
-		if (seq + fallback > c->fallback_until)
-			c->fallback_until = seq + fallback;
+		c->trips_in_row++;
+		len = fallback_len(fallback, c->trips_in_row);
+		if (seq + len > c->fallback_until)
+			c->fallback_until = seq + len;
+	} else {
+		c->trips_in_row = 0;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return 1;

@@ -3,8 +3,14 @@
  * Path decisions: warm-up calls go over the reliable path; a lossy call
  * whose loss (summed over all ranks) exceeds the threshold trips the
  * safeguard, and OR_REPORT_LAG (8) calls later every rank switches to the
- * reliable path for fallback_calls calls, then back. Counted in stats and
- * flagged in results, identically on every rank.
+ * reliable path for a while, then back: fallback_calls / 16 calls after a
+ * first trip, twice that after a trip that follows another without a
+ * clean lossy call between. Counted in stats and flagged in results,
+ * identically on every rank.
+ *
+ * fallback_calls 32: calls 3 and 4 trip (2 then 4 reliable calls, from
+ * calls 11 and 12: 11..15), clean lossy calls reset the streak, call 20
+ * trips alone (2 calls: 28, 29).
  */
 #include <string.h>
 
@@ -13,15 +19,25 @@
 
 #define N	3
 #define COUNT	3000
-#define CALLS	25
-#define BAD	3	/* the call that loses 30% */
+#define CALLS	32
+
+static int bad(uint64_t seq)	/* the calls that lose 30% */
+{
+	return seq == 3 || seq == 4 || seq == 20;
+}
+
+static int fallback(int call)
+{
+	return (call >= 11 && call <= 15) || call == 28 || call == 29;
+}
 
 static int drop(void *arg, int src, int dst, uint64_t tag, uint64_t pkt,
 		uint64_t npkts)
 {
 	(void)arg;
 	(void)npkts;
-	return or_tag_seq(tag) == BAD && or_mix64(tag ^ (src << 8) ^ (dst << 16) ^ pkt) % 10 < 3;
+	return bad(or_tag_seq(tag)) &&
+	       or_mix64(tag ^ (src << 8) ^ (dst << 16) ^ pkt) % 10 < 3;
 }
 
 int main(void)
@@ -36,7 +52,7 @@ int main(void)
 
 	t_config(&cfg);
 	cfg.warmup_calls = 3;
-	cfg.fallback_calls = 5;
+	cfg.fallback_calls = 32;
 	cfg.loss_threshold_ppm = 50000;
 	cfg.hadamard = OPTIREDUCE_HADAMARD_AUTO;
 	t_world_init(&w, N, &cfg, &loss);
@@ -51,7 +67,7 @@ int main(void)
 		t_world_allreduce(&w, b, COUNT, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, res);
 		if (call < 3)
 			want = OPTIREDUCE_RES_RELIABLE | OPTIREDUCE_RES_WARMUP;
-		else if (call >= BAD + 8 && call < BAD + 8 + 5)
+		else if (fallback(call))
 			want = OPTIREDUCE_RES_RELIABLE | OPTIREDUCE_RES_FALLBACK;
 		else
 			want = OPTIREDUCE_RES_HADAMARD;	/* lossy: AUTO turns it on */
@@ -62,7 +78,7 @@ int main(void)
 			T_ASSERT(res[r].seq == (uint64_t)call, "seq");
 			T_ASSERT(f == want, "call %d rank %d flags %#x want %#x", call, r,
 				 res[r].flags, want);
-			if (call == BAD)
+			if (bad(call))
 				T_ASSERT(res[r].lost > 0, "call %d lost nothing", call);
 			else
 				T_ASSERT(res[r].lost == 0, "call %d lost %llu", call,
@@ -75,8 +91,8 @@ int main(void)
 	for (int r = 0; r < N; r++) {
 		T_OK(optireduce_comm_stats(w.comm[r], &st));
 		T_ASSERT(st.calls == CALLS && st.calls_warmup == 3 &&
-			 st.calls_fallback == 5 && st.safeguard_trips == 1 &&
-			 st.calls_reliable == 8 && st.calls_lossy == CALLS - 8,
+			 st.calls_fallback == 7 && st.safeguard_trips == 3 &&
+			 st.calls_reliable == 10 && st.calls_lossy == CALLS - 10,
 			 "rank %d stats: calls %llu warmup %llu fallback %llu trips %llu",
 			 r, (unsigned long long)st.calls,
 			 (unsigned long long)st.calls_warmup,
