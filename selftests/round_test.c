@@ -95,6 +95,19 @@ static void fill(__u8 *p, size_t n, unsigned int seed)
 		p[i] = (seed * 131 + i * 7 + (i >> 11)) & 0x7f;
 }
 
+/* Post round (from rank 0, message 0) with a 20 s deadline and a typical
+ * round time of hint_us (early_us). */
+static int post_hinted(int fd, __u32 round, __u32 hint_us, void *buf,
+		       size_t len)
+{
+	struct optireduce_post p = {
+		.round = round, .msg = 0, .src = 0,
+		.deadline_us = 20 * 1000 * 1000, .early_us = hint_us,
+	};
+
+	return optr_ctl(fd, OPTIREDUCE_CMSG_POST, &p, sizeof(p), buf, len);
+}
+
 TEST_F_TIMEOUT(pair, delivers_every_size_byte_exact, HEAVY_S)
 {
 	static const size_t sizes[] = { 1, 35, 1400, 1500, 9000, 65536,
@@ -238,18 +251,13 @@ TEST_F(pair, early_timeout_scales_with_the_posts_hint)
 {
 	const __u64 hint_us = 8 * 1000 * 1000;
 	__u8 src[3000], dst[3000];
-	struct optireduce_post p = {
-		.round = 1, .msg = 0, .src = 0,
-		.deadline_us = 20 * 1000 * 1000, .early_us = hint_us,
-	};
 	long pct = optr_param("early_idle_pct");
 	struct optr_compl c;
 	__u64 t0, waited;
 
 	ASSERT_GT(pct, 0);
 	fill(src, sizeof(src), 1);
-	ASSERT_EQ(0, optr_ctl(self->b, OPTIREDUCE_CMSG_POST, &p, sizeof(p),
-			      dst, sizeof(dst)));
+	ASSERT_EQ(0, post_hinted(self->b, 1, hint_us, dst, sizeof(dst)));
 	t0 = optr_now_ns();
 	inject(_metadata, self, 1, 0, 0, 1000, 3000, src);
 	inject(_metadata, self, 1, 0, 2000, 1000, 3000, src);
@@ -332,16 +340,11 @@ TEST_F(pair, moved_on_waits_a_typical_round)
 {
 	const __u64 hint_us = 2 * 1000 * 1000;
 	__u8 src[3000], dst[3000];
-	struct optireduce_post p = {
-		.round = 1, .msg = 0, .src = 0,
-		.deadline_us = 20 * 1000 * 1000, .early_us = hint_us,
-	};
 	struct optr_compl c;
 	__u64 t0, waited;
 
 	fill(src, sizeof(src), 3);
-	ASSERT_EQ(0, optr_ctl(self->b, OPTIREDUCE_CMSG_POST, &p, sizeof(p),
-			      dst, sizeof(dst)));
+	ASSERT_EQ(0, post_hinted(self->b, 1, hint_us, dst, sizeof(dst)));
 	inject(_metadata, self, 1, 0, 0, 1000, 3000, src);
 	inject(_metadata, self, 2, 0, 0, 1000, 3000, src);	/* moved on */
 	t0 = optr_now_ns();
@@ -355,9 +358,7 @@ TEST_F(pair, moved_on_waits_a_typical_round)
 	       (unsigned long long)waited / 1000000);
 
 	/* Round 3: moved on, then the last fragment comes after all. */
-	p.round = 3;
-	ASSERT_EQ(0, optr_ctl(self->b, OPTIREDUCE_CMSG_POST, &p, sizeof(p),
-			      dst, sizeof(dst)));
+	ASSERT_EQ(0, post_hinted(self->b, 3, hint_us, dst, sizeof(dst)));
 	inject(_metadata, self, 3, 0, 0, 1000, 3000, src);
 	inject(_metadata, self, 4, 0, 0, 1000, 3000, src);	/* moved on */
 	inject(_metadata, self, 3, 0, 2000, 1000, 3000, src);	/* LAST */
