@@ -21,9 +21,8 @@
 #     model of the header rules (wire.c, receive.c), and a UDP GSO batch
 #     of bad datagrams, the last one truncated;
 #   from rank 0's address: a stale round, a sealed round's unposted message
-#     (drop_no_post), a wrong message length (out of bounds), a future
-#     round's unposted message (held in the backlog, dropped as no_post
-#     once that round is posted), a source rank beyond the communicator,
+#     (drop_no_post), a wrong message length (out of bounds), a source
+#     rank beyond the communicator,
 #     "from" the victim's own rank, to another rank; and finally rank 0's
 #     real 4000-byte message of the round as two overlapping pieces, the
 #     second one IP-fragmented, which must be placed byte-exact, and the
@@ -32,7 +31,10 @@
 #     pieces of random bounds overlapping their neighbours, in random
 #     order, a few of them left out: the round must end early with
 #     exactly the uncovered bytes reported missing (python computes them)
-#     and every covered byte right (optr_peer checks byte by byte).
+#     and every covered byte right (optr_peer checks byte by byte);
+#   last (senders send rounds in order), a future round's unposted
+#     message, held in the backlog and dropped as no_post once that round
+#     is posted.
 # Then the real rank 0 starts and both run three more rounds.
 # Counters become shell variables through load_counters (printf -v):
 # shellcheck disable=SC2154
@@ -274,8 +276,6 @@ send(A, pkt(msg=99), "deliver", True)                       # nothing posted
 count("drop_no_post")
 send(A, pkt(total=size0 + 1, flags=0), "deliver", True)     # wrong length
 count("drop_out_of_bounds")
-send(A, pkt(round=rnd + 2, msg=99), "deliver", True)        # held for later
-count("backlog_queued")
 send(A, pkt(src=5), "drop_foreign_source", True)            # rank 5 of 2
 send(A, pkt(src=VICTIM_RANK), "drop_unknown_comm", True)    # "from" itself
 send(A, pkt(dst=0), "drop_unknown_comm", True)              # for rank 0
@@ -353,6 +353,11 @@ count("rounds_early")
 # The victim's own send of that round, to rank 0's empty namespace.
 count("tx_packets", (size1 + 1435) // 1436)
 count("tx_bytes", size1)
+# A future round's unposted message, held for later. Last: a sender sends
+# its rounds in order, and a fragment of a later round tells the victim
+# that rank 0 has sent all of the earlier ones.
+send(A, pkt(round=rnd + 2, msg=99), "deliver", True)
+count("backlog_queued")
 # Not exact: a piece that beat the post waits in the backlog.
 expect["backlog_queued_max"] = expect["backlog_queued"] + len(pieces)
 with open(expect_file + ".round", "w") as f:
