@@ -22,10 +22,12 @@
 
 /*
  * The datagrams of a GSO batch mostly go to one socket: its lock is taken
- * once for the run of them, and its reader woken once, when the run ends.
+ * once for the run of them, the clock read once (their arrival time), and
+ * its reader woken once, when the run ends.
  */
 struct optr_rx_run {
 	struct optr_sock *osk;		/* locked, or NULL */
+	ktime_t now;			/* read after taking the lock */
 	bool woke;			/* a completion was queued */
 };
 
@@ -49,6 +51,8 @@ static void optr_rx_run_lock(struct optr_rx_run *run, struct optr_sock *osk)
 	optr_rx_run_end(run);
 	spin_lock_bh(&osk->lock);
 	run->osk = osk;
+	/* Under the lock: a round opened before we got it is older. */
+	run->now = ktime_get();
 }
 
 /*
@@ -100,7 +104,7 @@ static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
 			optr_drop(on, osk, OPTR_STAT_DROP_FOREIGN_SOURCE, &f);
 		else if (!osk->dead)
 			run->woke |= optr_deliver(osk, skb, hdroff + sizeof(*h),
-						  &f);
+						  &f, run->now);
 	}
 
 	/* No member of that communicator (for that rank) lives here. A

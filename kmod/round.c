@@ -208,12 +208,14 @@ void optr_round_end(struct optr_round *r, enum optireduce_status status)
 }
 
 /*
- * Place one fragment into its post. Returns true when that queued a
- * completion (the caller wakes the reader after dropping the lock).
+ * Place one fragment into its post; @now is when it arrived (one reading
+ * serves a run of datagrams, taken under the lock, so never before the
+ * round opened). Returns true when that queued a completion (the caller
+ * wakes the reader after dropping the lock).
  */
 static bool optr_place(struct optr_sock *osk, struct optr_post *p,
 		       const struct sk_buff *skb, u32 dataoff,
-		       const struct optr_frag *f)
+		       const struct optr_frag *f, ktime_t now)
 {
 	struct optr_round *r = p->round;
 	long added;
@@ -240,7 +242,7 @@ static bool optr_place(struct optr_sock *osk, struct optr_post *p,
 		optr_drop(osk->on, osk, OPTR_STAT_DROP_NOMEM, f);
 		return false;
 	}
-	r->last_rx = ktime_get();
+	r->last_rx = now;
 	if (!added) {
 		optr_stat_sock(osk, OPTR_STAT_RX_DUPLICATE, 1);
 		return false;
@@ -283,6 +285,7 @@ static void optr_backlog_unlink(struct optr_sock *osk, struct sk_buff *skb)
 static bool optr_backlog_drain(struct optr_sock *osk, struct optr_post *p)
 {
 	struct sk_buff *skb, *tmp;
+	ktime_t now = ktime_get();
 	bool woke = false;
 
 	lockdep_assert_held(&osk->lock);
@@ -294,7 +297,7 @@ static bool optr_backlog_drain(struct optr_sock *osk, struct optr_post *p)
 		if (p && f->round == p->round_id && f->src == p->src &&
 		    f->msg == p->msg) {
 			optr_backlog_unlink(osk, skb);
-			woke |= optr_place(osk, p, skb, cb->dataoff, f);
+			woke |= optr_place(osk, p, skb, cb->dataoff, f, now);
 			consume_skb(skb);
 			continue;
 		}
@@ -388,11 +391,11 @@ static void optr_note_source(struct optr_sock *osk, const struct optr_frag *f)
 
 /*
  * The receive path's entry, socket lock held: place the fragment, or hold
- * it for a post that has not come yet, or drop it. Returns true when a
- * completion was queued.
+ * it for a post that has not come yet, or drop it. @now: see optr_place.
+ * Returns true when a completion was queued.
  */
 bool optr_deliver(struct optr_sock *osk, struct sk_buff *skb, u32 dataoff,
-		  const struct optr_frag *f)
+		  const struct optr_frag *f, ktime_t now)
 {
 	struct optr_post *p;
 	struct optr_round *r;
@@ -403,7 +406,7 @@ bool optr_deliver(struct optr_sock *osk, struct sk_buff *skb, u32 dataoff,
 	optr_note_source(osk, f);
 	p = optr_post_find(osk, f->round, f->src, f->msg);
 	if (p)
-		return optr_place(osk, p, skb, dataoff, f);
+		return optr_place(osk, p, skb, dataoff, f, now);
 
 	r = optr_round_find(osk, f->round);
 	if (r && r->sealed) {

@@ -85,7 +85,7 @@ int optr_cancel(struct optr_sock *osk, const struct optireduce_cancel *c);
 int optr_recv_completions(struct optr_sock *osk, struct msghdr *msg,
 			  int flags);
 bool optr_deliver(struct optr_sock *osk, struct sk_buff *skb, u32 dataoff,
-		  const struct optr_frag *f);
+		  const struct optr_frag *f, ktime_t now);
 void optr_round_end(struct optr_round *r, enum optireduce_status status);
 void optr_rounds_release(struct optr_sock *osk);
 void optr_rounds_reap(struct optr_sock *osk);

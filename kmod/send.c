@@ -7,7 +7,6 @@
  * deadline and counts what it did not send instead of blocking longer.
  */
 
-#include <linux/highmem.h>
 #include <linux/ip.h>
 #include <linux/sched/signal.h>
 #include <linux/uio.h>
@@ -75,7 +74,9 @@ static int optr_pace(struct optr_sock *osk, u32 wire_bytes, ktime_t deadline)
  * is NULL, from @kbuf, through the socket's page fragment cache (as TCP
  * does): its page is reused once the skbs that referenced it are gone, so
  * a steady sender neither allocates nor (with init_on_alloc) zeroes a
- * page per batch. The caller accounts for the bytes (optr_append_done).
+ * page per batch. Its pages come from alloc_pages() without
+ * __GFP_HIGHMEM, so page_address() maps them whole. The caller accounts
+ * for the bytes (optr_append_done).
  */
 static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
 		       struct iov_iter *iter, const void *kbuf, u32 len)
@@ -95,17 +96,14 @@ static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
 		merge = skb_can_coalesce(skb, i, pf->page, pf->offset);
 		if (!merge && i >= MAX_SKB_FRAGS)
 			return -EMSGSIZE;
-		addr = kmap_local_page(pf->page);
+		addr = page_address(pf->page) + pf->offset;
 		if (iter) {
-			if (copy_from_iter(addr + pf->offset, n, iter) != n) {
-				kunmap_local(addr);
+			if (copy_from_iter(addr, n, iter) != n)
 				return -EFAULT;
-			}
 		} else {
-			memcpy(addr + pf->offset, kbuf, n);
+			memcpy(addr, kbuf, n);
 			kbuf += n;
 		}
-		kunmap_local(addr);
 		if (merge) {
 			skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], n);
 		} else {
@@ -115,6 +113,48 @@ static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
 		pf->offset += n;
 		len -= n;
 	}
+	return 0;
+}
+
+/*
+ * One segment of a batch, header @h and then @len bytes from @iter, as
+ * one stretch of the page fragment cache: one refill check, and one frag
+ * that grows (skb_can_coalesce) while the batch stays in the same page,
+ * which it mostly does. Where the page has no room for the whole segment
+ * (a fallback to a single page), it goes piecewise through optr_append.
+ */
+static int optr_append_seg(struct optr_sock *osk, struct sk_buff *skb,
+			   const struct optr_wire_hdr *h,
+			   struct iov_iter *iter, u32 len)
+{
+	struct page_frag *pf = &osk->tx_frag;
+	u32 sz = sizeof(*h) + len;
+	int i = skb_shinfo(skb)->nr_frags;
+	void *addr;
+	bool merge;
+	int err;
+
+	lockdep_assert_held(&osk->tx_lock);
+	if (!skb_page_frag_refill(sz, pf, GFP_KERNEL))
+		return -ENOMEM;
+	if (pf->size - pf->offset < sz) {
+		err = optr_append(osk, skb, NULL, h, sizeof(*h));
+		return err ? err : optr_append(osk, skb, iter, NULL, len);
+	}
+	merge = skb_can_coalesce(skb, i, pf->page, pf->offset);
+	if (!merge && i >= MAX_SKB_FRAGS)
+		return -EMSGSIZE;
+	addr = page_address(pf->page) + pf->offset;
+	memcpy(addr, h, sizeof(*h));
+	if (copy_from_iter(addr + sizeof(*h), len, iter) != len)
+		return -EFAULT;
+	if (merge) {
+		skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], sz);
+	} else {
+		skb_fill_page_desc(skb, i, pf->page, pf->offset, sz);
+		get_page(pf->page);
+	}
+	pf->offset += sz;
 	return 0;
 }
 
@@ -167,9 +207,7 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 			*err = copy_from_iter(skb_put(skb, n), n, iter) == n ?
 			       0 : -EFAULT;
 		} else {
-			*err = optr_append(osk, skb, NULL, &h, sizeof(h));
-			if (!*err)
-				*err = optr_append(osk, skb, iter, NULL, n);
+			*err = optr_append_seg(osk, skb, &h, iter, n);
 		}
 		if (*err) {
 			kfree_skb(skb);

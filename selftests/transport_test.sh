@@ -12,7 +12,8 @@
 #     other ranks sent.
 # Cases: no loss (2, 4, 8 ranks, 1 B .. 1 MiB; per-destination unicast
 # sends), two ranks sharing a namespace and address, the backlog's memory
-# bound, fan-out vs multicast, pacing, the send timeout, deadline expiry
+# bound, fan-out vs multicast, pacing, the send timeout, a send into a
+# path that holds everything (bounded by its timeout), deadline expiry
 # (a silent peer; netem delay beyond the deadline), the early timeout (a
 # middle fragment dropped by a tc filter), netem loss 1/5/20%, reorder,
 # duplicate and corrupt.
@@ -743,6 +744,49 @@ send_timeout() {
 	case_done "$name" "send timeout: ETIMEDOUT, tx_dropped counts the unsent rest"
 }
 
+# --- Blocked path ----------------------------------------------------------
+# Rank 0's egress holds everything: tbf at 1 kbit/s (a datagram every 12 s
+# after the first), with room for far more
+# than the namespace's 4 MiB send buffer. Its batches (cut into datagrams
+# by tbf) fill the send buffer and stay queued below it, so an 8 MiB send
+# must wait for room that never comes, and gives up at its timeout:
+# ETIMEDOUT on time, the unsent rest in tx_dropped. The ranks exit with
+# those datagrams still queued (charged to the namespace's UDP socket,
+# which outlives its last member until they go); deleting the qdisc frees
+# them.
+blocked_path() {
+	local n=2 size=8388608 name=blocked f to
+
+	case_start
+	f=$(frags $size)
+	to=$(sc 300000)
+	if ! tc -n "${HOST_NS[0]}" qdisc replace dev eth0 root tbf \
+		rate 1kbit burst 1600 limit 67108864; then
+		ktap_fail "blocked path: tbf qdisc"
+		return
+	fi
+	RANK_ARGS=("" "--silent")
+	run_ranks "$name" "$n" --size "$size" --send-timeout-us "$to" \
+		--deadline-us "$(sc 1000000)" --expect-loss
+	RANK_ARGS=()
+	tc -n "${HOST_NS[0]}" qdisc del dev eth0 root
+	ranks_ok "$n"
+	want "mismatches" "$R_mismatches" -eq 0
+	want "rank 0's send timed out" "$R0_tx_timeouts" -eq 1
+	want "rank 0's send waited for its timeout" "$R0_send_max_us" -ge "$to"
+	want "rank 0's send returned within its timeout + $(sc 1000000) us" \
+		"$R0_send_max_us" -le $((to + $(sc 1000000)))
+	want "tx_dropped > 0" "$N0_tx_dropped" -gt 0
+	want "sent + dropped = fragments" $((N0_tx_packets + N0_tx_dropped)) -eq "$f"
+	want "rank 1 got at most what tbf let through" "$N1_rx_packets" -le \
+		$((2 + $(sc 1000000) / 1000000))
+	want "posts expired" "$R_expired" -eq 2
+	books_agree "$n"
+	echo "# 8 MiB into a held queue, send timeout $to us: returned after" \
+	     "$R0_send_max_us us, $N0_tx_packets datagrams queued, $N0_tx_dropped dropped"
+	case_done "$name" "blocked path: a send waits for room only until its timeout"
+}
+
 t_start=$SECONDS
 setup_bridge 8 || { ktap_fail "setup: bridge of 8 namespaces"; ktap_finish; }
 echo "# LAN of 8 namespaces: $((SECONDS - t_start)) s"
@@ -762,6 +806,7 @@ run backlog_bound
 run multicast
 run paced
 run send_timeout
+run blocked_path
 run deadline_silent
 run early
 run loss_case 1

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The batched send path (kmod/send.c) on its own: three ranks on
+ * 127.0.0.1 in a private network namespace whose loopback has an MTU of
+ * 1500, so that a message leaves as UDP GSO batches of 1436-byte
+ * fragments (as over a LAN) rather than as 64 KiB datagrams. Covers
+ * sizes around the fragment, batch and page-fragment boundaries from
+ * user buffers at odd alignments, fan-out to every peer from one buffer,
+ * and the contract that a buffer may be rewritten and unmapped as soon
+ * as the send returns without changing what the peers receive.
+ */
+#include <net/if.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "optr_test.h"
+#include "optr_rank.h"
+
+#define LONG_US		30000000
+#define HEAVY_S		600
+#define MTU		1500
+/* Payload per datagram: MTU - IPv4 - UDP - wire header (send.c). */
+#define FRAG		(MTU - 20 - 8 - 36)
+#define BIG		(4 << 20)
+
+FIXTURE(lo1500) {
+	int fd[3];		/* ranks 0, 1, 2 */
+	__u32 comm;
+	__u32 round;
+};
+
+static int lo_up_mtu(int mtu)
+{
+	struct ifreq ifr = {};
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	int ret = -1;
+
+	if (s < 0)
+		return -1;
+	strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+	ifr.ifr_mtu = mtu;
+	if (ioctl(s, SIOCSIFMTU, &ifr))
+		goto out;
+	if (ioctl(s, SIOCGIFFLAGS, &ifr))
+		goto out;
+	ifr.ifr_flags |= IFF_UP;
+	ret = ioctl(s, SIOCSIFFLAGS, &ifr);
+out:
+	close(s);
+	return ret;
+}
+
+FIXTURE_SETUP(lo1500)
+{
+	int i;
+
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, lo_up_mtu(MTU));
+	self->comm = optr_test_comm_id();
+	self->round = 1;
+	for (i = 0; i < 3; i++) {
+		self->fd[i] = optr_socket();
+		ASSERT_GE(self->fd[i], 0);
+		ASSERT_EQ(0, optr_join_local(self->fd[i], self->comm, i, 3));
+	}
+}
+
+FIXTURE_TEARDOWN(lo1500)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		close(self->fd[i]);
+}
+
+/* Bytes < 0x80 that depend on position and seed (never the 0xaa fill). */
+static void fill(__u8 *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (seed * 131 + i * 7 + (i >> 12)) & 0x7f;
+}
+
+/* Index of the first byte of @p that is not fill()'s, or -1. */
+static long check(const __u8 *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != ((seed * 131 + i * 7 + (i >> 12)) & 0x7f))
+			return (long)i;
+	return -1;
+}
+
+/* A "net NAME VALUE" line of this namespace's /proc/net/optireduce. */
+static long long net_counter(const char *name)
+{
+	char line[256], key[64];
+	long long v = -1, x;
+	FILE *f = fopen("/proc/net/optireduce", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "net %63s %lld", key, &x) == 2 &&
+		    !strcmp(key, name))
+			v = x;
+	fclose(f);
+	return v;
+}
+
+/*
+ * Rank 0 sends @len bytes at @src to @dst (a rank or OPTIREDUCE_DST_ALL);
+ * every receiving rank has posted a buffer first. @after, if set, runs as
+ * soon as the send returned. Each receiver must then hold exactly
+ * fill(@seed).
+ */
+static void one_round(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(lo1500) *self, const __u8 *src, size_t len,
+		      __u32 dst, unsigned int seed,
+		      void (*after)(const __u8 *src, size_t len))
+{
+	__u32 round = self->round++;
+	__u8 *dstbuf[3] = {};
+	struct optr_compl c;
+	int r;
+
+	for (r = 1; r < 3; r++) {
+		if (dst != OPTIREDUCE_DST_ALL && (__u32)r != dst)
+			continue;
+		dstbuf[r] = malloc(len);
+		ASSERT_NE(NULL, dstbuf[r]);
+		memset(dstbuf[r], 0xaa, len);
+		ASSERT_EQ(0, optr_post(self->fd[r], round, 7, 0, 0, LONG_US,
+				       round, dstbuf[r], len));
+	}
+	ASSERT_EQ((ssize_t)len, optr_send(self->fd[0], round, 7, dst, LONG_US,
+					  src, len));
+	if (after)
+		after(src, len);
+	for (r = 1; r < 3; r++) {
+		if (!dstbuf[r])
+			continue;
+		ASSERT_EQ(0, optr_recv_one(self->fd[r], &c, LONG_US / 1000));
+		EXPECT_EQ(OPTIREDUCE_COMPLETE, c.h.status);
+		EXPECT_EQ(len, c.h.received);
+		EXPECT_EQ(-1, check(dstbuf[r], len, seed)) {
+			TH_LOG("rank %d, %zu bytes: first bad byte at %ld", r,
+			       len, check(dstbuf[r], len, seed));
+		}
+		free(dstbuf[r]);
+	}
+}
+
+TEST_F_TIMEOUT(lo1500, batches_byte_exact_at_odd_alignments, HEAVY_S)
+{
+	/* Around one fragment, one batch (tx_segs), and the 32 KiB pages of
+	 * the send path's fragment cache.
+	 */
+	static const size_t sizes[] = { 1, FRAG - 1, FRAG, FRAG + 1,
+					32768 + 5, 43 * FRAG, 43 * FRAG + 1,
+					64 * FRAG + 3, 100003, (1 << 20) + 7 };
+	static const size_t aligns[] = { 0, 1, 37, 4095 };
+	struct optireduce_stats st0, st1;
+	long long batches = net_counter("rx_gso_batches");
+	__u64 frags = 0, bytes = 0;
+	unsigned int i, j, seed = 0;
+	__u8 *base;
+
+	ASSERT_LE(0, batches);
+	base = malloc(BIG + 4096);
+	ASSERT_NE(NULL, base);
+	ASSERT_EQ(0, optr_stats(self->fd[0], &st0));
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (j = 0; j < sizeof(aligns) / sizeof(aligns[0]); j++) {
+			__u8 *src = base + aligns[j];
+
+			fill(src, sizes[i], ++seed);
+			one_round(_metadata, self, src, sizes[i], 1, seed, NULL);
+			frags += (sizes[i] + FRAG - 1) / FRAG;
+			bytes += sizes[i];
+		}
+	}
+	fill(base + 4093, BIG, ++seed);
+	one_round(_metadata, self, base + 4093, BIG, 1, seed, NULL);
+	frags += (BIG + FRAG - 1) / FRAG;
+	bytes += BIG;
+
+	/* Every fragment counted once, and batches really left whole. */
+	ASSERT_EQ(0, optr_stats(self->fd[0], &st1));
+	EXPECT_EQ(frags, st1.tx_packets - st0.tx_packets);
+	EXPECT_EQ(bytes, st1.tx_bytes - st0.tx_bytes);
+	EXPECT_EQ(0, st1.tx_dropped - st0.tx_dropped);
+	EXPECT_LT(batches, net_counter("rx_gso_batches"));
+	free(base);
+}
+
+TEST_F_TIMEOUT(lo1500, fan_out_from_one_unaligned_buffer, HEAVY_S)
+{
+	static const size_t sizes[] = { FRAG + 1, 100003, BIG - 1 };
+	unsigned int i;
+	__u8 *base = malloc(BIG + 64);
+
+	ASSERT_NE(NULL, base);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		fill(base + 3, sizes[i], 100 + i);
+		one_round(_metadata, self, base + 3, sizes[i],
+			  OPTIREDUCE_DST_ALL, 100 + i, NULL);
+	}
+	free(base);
+}
+
+/* Rewrite the buffer, then take it away from the process altogether. */
+static void scribble_unmap(const __u8 *src, size_t len)
+{
+	uintptr_t page = (uintptr_t)src & ~(uintptr_t)4095;
+	size_t span = ((uintptr_t)src + len + 4095 - page) & ~(size_t)4095;
+
+	memset((void *)src, 0x55, len);
+	munmap((void *)page, span);
+}
+
+TEST_F_TIMEOUT(lo1500, buffer_reusable_when_send_returns, HEAVY_S)
+{
+	static const size_t sizes[] = { 16384, 65536 + 11, BIG };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t map = sizes[i] + 2 * 4096;
+		__u8 *m = mmap(NULL, map, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		ASSERT_NE(MAP_FAILED, m);
+		fill(m + 17, sizes[i], 200 + i);
+		one_round(_metadata, self, m + 17, sizes[i],
+			  i == 1 ? OPTIREDUCE_DST_ALL : 1, 200 + i,
+			  scribble_unmap);
+		/* What scribble_unmap left mapped (the tail page). */
+		munmap(m, map);
+	}
+}
+
+TEST_HARNESS_MAIN
