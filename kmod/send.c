@@ -69,6 +69,21 @@ static int optr_pace(struct optr_sock *osk, u32 wire_bytes, ktime_t deadline)
 	return signal_pending(current) ? -EINTR : 0;
 }
 
+/* The next @n bytes of the fragment cache become the skb's: frag @i, or
+ * the growth of frag @i - 1 when they continue it (@merge).
+ */
+static void optr_frag_take(struct sk_buff *skb, int i, bool merge,
+			   struct page_frag *pf, u32 n)
+{
+	if (merge) {
+		skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], n);
+	} else {
+		skb_fill_page_desc(skb, i, pf->page, pf->offset, n);
+		get_page(pf->page);
+	}
+	pf->offset += n;
+}
+
 /*
  * Append @len bytes to the page fragments of @skb, from @iter or, if @iter
  * is NULL, from @kbuf, through the socket's page fragment cache (as TCP
@@ -104,13 +119,7 @@ static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
 			memcpy(addr, kbuf, n);
 			kbuf += n;
 		}
-		if (merge) {
-			skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], n);
-		} else {
-			skb_fill_page_desc(skb, i, pf->page, pf->offset, n);
-			get_page(pf->page);
-		}
-		pf->offset += n;
+		optr_frag_take(skb, i, merge, pf, n);
 		len -= n;
 	}
 	return 0;
@@ -148,13 +157,7 @@ static int optr_append_seg(struct optr_sock *osk, struct sk_buff *skb,
 	memcpy(addr, h, sizeof(*h));
 	if (copy_from_iter(addr + sizeof(*h), len, iter) != len)
 		return -EFAULT;
-	if (merge) {
-		skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], sz);
-	} else {
-		skb_fill_page_desc(skb, i, pf->page, pf->offset, sz);
-		get_page(pf->page);
-	}
-	pf->offset += sz;
+	optr_frag_take(skb, i, merge, pf, sz);
 	return 0;
 }
 
