@@ -142,6 +142,7 @@ static void comm_free(optireduce_comm *c)
 	for (unsigned int i = 0; c->slots && i < c->nslots; i++) {
 		free(c->slots[i].work);
 		free(c->slots[i].p1);
+		free(c->slots[i].p2);
 	}
 	free(c->slots);
 	free(c->queue);

@@ -71,6 +71,11 @@ struct or_call {
 	size_t work_cap;
 	float *p1;			/* size * shard: phase-1 contributions */
 	size_t p1_cap;
+	/* count: the reduced shards phase 2 brings, at their offsets; apart
+	 * from work so their receives can be posted when the call starts,
+	 * not only once this rank's phase-1 send from work has left. */
+	float *p2;
+	size_t p2_cap;
 	struct optireduce_result res;
 };
 

@@ -79,9 +79,9 @@ void or_comp_rescale(float *acc, size_t len, const struct or_contrib *c,
 	}
 }
 
-void or_comp_fill(float *x, size_t len, const struct or_range *missing,
-		  unsigned int nr_missing, float factor,
-		  struct or_comp_stats *st)
+void or_comp_fill(float *x, const float *own, size_t len,
+		  const struct or_range *missing, unsigned int nr_missing,
+		  float factor, struct or_comp_stats *st)
 {
 	size_t done = 0;	/* ranges may touch once rounded */
 
@@ -92,7 +92,7 @@ void or_comp_fill(float *x, size_t len, const struct or_range *missing,
 		if (a < done)
 			a = done;
 		for (size_t j = a; j < b; j++)
-			x[j] *= factor;
+			x[j] = own[j] * factor;
 		if (b > a) {
 			st->lost += b - a;
 			st->compensated += b - a;

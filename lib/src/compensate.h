@@ -60,10 +60,11 @@ void or_comp_rescale(float *acc, size_t len, const struct or_contrib *c,
 		     unsigned int nc, unsigned int n, int apply,
 		     struct or_comp_event *scratch, struct or_comp_stats *st);
 
-/* Phase 2: entries of x inside the missing ranges hold this rank's own
- * contribution; multiply them by factor (n, or 0 with compensation off). */
-void or_comp_fill(float *x, size_t len, const struct or_range *missing,
-		  unsigned int nr_missing, float factor,
-		  struct or_comp_stats *st);
+/* Phase 2: entries of x inside the missing ranges become this rank's own
+ * contribution (own, the same shard) times factor (n, or 1 with
+ * compensation off). own may be x. */
+void or_comp_fill(float *x, const float *own, size_t len,
+		  const struct or_range *missing, unsigned int nr_missing,
+		  float factor, struct or_comp_stats *st);
 
 #endif /* OR_COMPENSATE_H */

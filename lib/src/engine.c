@@ -8,15 +8,14 @@
  * Life of a call on rank r (see also tar.h):
  *   activate  pick the path (reliable: warm-up, fallback, no lossy
  *             transport; else lossy), widen to float32, Hadamard forward,
- *             post the phase-1 receives (deadline of their round), start
- *             round 0.
+ *             post the phase-1 receives (into p1) and the phase-2 ones
+ *             (into p2, apart from the work vector phase 1 sends from),
+ *             each with the deadline of its round, start round 0.
  *   round k   send the round's shards; the round is over when its sends
  *             and receives completed (full, or ended by their deadline).
- *             A phase-1 send to j completing posts the phase-2 receive
- *             from j into the same place of the work vector: nothing reads
- *             that range any more.
  *   reduce    after phase 1: sum contributions, rescale (compensate.c).
- *   finish    fill phase-2 holes, Hadamard inverse, round and divide into
+ *   finish    fill phase-2 holes (from this rank's own shards in work),
+ *             gather the result in p2, Hadamard inverse, round and divide into
  *             the caller's buffer, record, send the loss report.
  */
 #include <endian.h>
@@ -300,6 +299,12 @@ static int64_t recv_deadline(struct or_active *a, unsigned int round)
 	return a->reliable ? 0 : a->t0 + (int64_t)(round + 1) * a->budget;
 }
 
+/* Shard j in the phase-2 buffer. */
+static float *p2_ptr(struct or_active *a, int j)
+{
+	return a->c->p2 + or_shard_off(a->c->count, a->s.n, j);
+}
+
 static int post_p2(optireduce_comm *c, int j)
 {
 	struct or_active *a = &c->act;
@@ -307,7 +312,7 @@ static int post_p2(optireduce_comm *c, int j)
 		.src = j,
 		.flags = a->reliable ? 0 : OR_RECV_ADAPTIVE,
 		.tag = or_tag(a->c->seq, OR_PHASE_GATHER),
-		.buf = shard_ptr(a, j),
+		.buf = p2_ptr(a, j),
 		.len = shard_len(a, j) * sizeof(float),
 		.deadline_ns = recv_deadline(a, a->s.r1 + or_sched_p2_round(&a->s, j)),
 		.early_ns = a->early,
@@ -339,24 +344,34 @@ static void finish(optireduce_comm *c)
 	int n = c->size;
 	float factor = c->no_compensation ? 1.0f : (float)n;
 	int64_t now = or_now_ns();
+	float *result = call->work;	/* one rank: its own vector */
 	float div;
 
-	for (int j = 0; j < n; j++)
-		if (j != c->rank && a->p2_nmiss[j])
-			or_comp_fill(shard_ptr(a, j), shard_len(a, j),
-				     a->p2_miss + (size_t)j * OR_MAX_MISSING,
-				     a->p2_nmiss[j], factor, &a->p2st);
+	/* Phase 2 brought the others' shards into p2; a hole there gets
+	 * this rank's own contribution to that shard, still in work (it was
+	 * the phase-1 send). The own reduced shard joins them. */
+	if (n > 1) {
+		for (int j = 0; j < n; j++)
+			if (j != c->rank && a->p2_nmiss[j])
+				or_comp_fill(p2_ptr(a, j), shard_ptr(a, j),
+					     shard_len(a, j),
+					     a->p2_miss + (size_t)j * OR_MAX_MISSING,
+					     a->p2_nmiss[j], factor, &a->p2st);
+		memcpy(p2_ptr(a, c->rank), shard_ptr(a, c->rank),
+		       a->len * sizeof(float));
+		result = call->p2;
+	}
 	/* float32 leaves the Hadamard domain straight into the caller's
-	 * buffer; other types are converted from the work buffer. */
+	 * buffer; other types are converted from the result. */
 	div = call->op == OPTIREDUCE_MEAN ? (float)n : 1.0f;
 	if (a->hadamard && call->dtype == OPTIREDUCE_FLOAT32) {
-		or_hadamard_inverse(call->buf, call->work, call->count, a->seed,
+		or_hadamard_inverse(call->buf, result, call->count, a->seed,
 				    call->hadamard_block, div);
 	} else {
 		if (a->hadamard)
-			or_hadamard_inverse(call->work, call->work, call->count,
+			or_hadamard_inverse(result, result, call->count,
 					    a->seed, call->hadamard_block, 1.0f);
-		or_dtype_store(call->buf, call->work, call->count, call->dtype,
+		or_dtype_store(call->buf, result, call->count, call->dtype,
 			       div);
 	}
 
@@ -596,6 +611,8 @@ static int activate(optireduce_comm *c)
 	rc = grow(&call->work, &call->work_cap, call->count);
 	if (!rc)
 		rc = grow(&call->p1, &call->p1_cap, (size_t)n * a->len);
+	if (!rc && n > 1)
+		rc = grow(&call->p2, &call->p2_cap, call->count);
 	if (rc)
 		goto fail;
 	/* float32 enters the Hadamard domain straight from the caller's
@@ -645,6 +662,17 @@ static int activate(optireduce_comm *c)
 		if (rc)
 			goto fail;
 	}
+	/* Phase 2's receives too: they land in p2, apart from the buffer
+	 * phase 1 sends from, so none has to wait for those sends to leave
+	 * (a peer that finished phase 1 first would find no receive posted,
+	 * and its shard would pile up in the socket's backlog or be lost). */
+	for (int j = 0; j < n; j++) {
+		if (a->p2_recv[j])
+			continue;	/* this rank's own, or an empty shard */
+		rc = post_p2(c, j);
+		if (rc)
+			goto fail;
+	}
 	return 1;
 fail:
 	break_comm(c, rc);
@@ -657,7 +685,6 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 	unsigned int kind = e->user_data >> 61;
 	int peer = (e->user_data >> 40) & 0x1fffff;
 	uint64_t seq = e->user_data & UD_SEQ_MASK;
-	int rc;
 
 	/* A peer that finished its last call and left needs no more loss
 	 * reports: failing to send it ours is not a failure. */
@@ -693,9 +720,6 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 		break;
 	case UD_P1_SEND:
 		a->p1_send[peer] = 1;
-		rc = post_p2(c, peer);
-		if (rc)
-			break_comm(c, rc);
 		break;
 	case UD_P2_RECV:
 		a->p2_recv[peer] = 1;
@@ -723,7 +747,7 @@ static int64_t next_timer(optireduce_comm *c)
 
 			if (!a->p1_recv[j])
 				d = recv_deadline(a, or_sched_p1_round(&a->s, j, c->rank));
-			else if (a->p1_send[j] && !a->p2_recv[j])
+			else if (!a->p2_recv[j])
 				d = recv_deadline(a, a->s.r1 + or_sched_p2_round(&a->s, j));
 			if (d && (!t || d < t))
 				t = d;

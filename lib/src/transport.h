@@ -34,8 +34,7 @@
  *   completion; a send buffer from send until its completion. After a
  *   receive completed the transport never writes into it again (late
  *   packets of that message are stale and dropped). Bytes inside a missing
- *   range are left untouched: the engine relies on it to fill holes from
- *   what was there before.
+ *   range are left untouched (the engine fills them itself).
  *
  * Early data
  *   Data may arrive before its receive is posted (a peer already finished

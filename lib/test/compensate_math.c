@@ -60,19 +60,22 @@ int main(void)
 		T_ASSERT(st.lost == 300 && st.compensated == 100, "all-lost counts");
 	}
 
-	/* Phase-2 fill: local value times n, counted once per entry. */
+	/* Phase-2 fill: the local value times n, counted once per entry;
+	 * what arrived is kept. */
 	{
-		float x[LEN];
+		float x[LEN], own[LEN];
 		struct or_range m[] = { { 4, 12 }, { 10, 16 }, { 396, 400 } };
 
 		memset(&st, 0, sizeof(st));
-		for (int i = 0; i < LEN; i++)
-			x[i] = 1.5f;
-		or_comp_fill(x, LEN, m, 3, 8, &st);
+		for (int i = 0; i < LEN; i++) {
+			x[i] = 7.0f;	/* what arrived, or stale in holes */
+			own[i] = 1.5f;
+		}
+		or_comp_fill(x, own, LEN, m, 3, 8, &st);
 		for (int i = 0; i < LEN; i++) {
 			int hole = (i >= 1 && i < 4) || i == 99;
 
-			T_ASSERT(x[i] == (hole ? 12 : 1.5f), "fill entry %d = %g", i, x[i]);
+			T_ASSERT(x[i] == (hole ? 12 : 7.0f), "fill entry %d = %g", i, x[i]);
 		}
 		T_ASSERT(st.lost == 4 && st.compensated == 4, "fill counts %llu",
 			 (unsigned long long)st.lost);
