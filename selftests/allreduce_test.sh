@@ -20,6 +20,11 @@
 #                 that is a batch of fragments, often a whole message; the
 #                 tx_segs=1 cases lose single datagrams, so messages arrive
 #                 with holes (the missing-range path).
+#   late rank     one rank starts every call 150 ms after its peer, with
+#                 the socket backlog cut to 64 KiB: with ready signals
+#                 (OPTIREDUCE_READY_KB below the call's size) the peer
+#                 waits for it and the sums are exact; without them, the
+#                 same run loses data at the late rank (drop_no_post).
 #   no module     after rmmod: one notice line, the TCP path, exact sums.
 #
 # Why the error bounds hold. Rank r's data is x_r = c + d_r, |d_r| <= D
@@ -340,6 +345,37 @@ TX_SEGS=1 case_loss "n=2 loss 5% hadamard=off tx_segs=1" 2 5% OPTIREDUCE_HADAMAR
 TX_SEGS=1 case_loss "n=4 loss 1% hadamard=off tx_segs=1" 4 1% OPTIREDUCE_HADAMARD=off -- --calls 10 --check bounded
 case_loss "n=4 loss 5% hadamard=on" 4 5% OPTIREDUCE_HADAMARD=on -- --calls 10 --check bounded
 case_loss "n=8 loss 5% hadamard=on" 8 5% OPTIREDUCE_HADAMARD=on -- --calls 10 --check bounded --inflight 2
+
+# --- a late rank: ready signals keep its data out of the backlog ----------
+# 512 KiB calls on 2 ranks: 256 KiB of phase 1 per rank, four times the
+# backlog. The late rank's sleep is part of every call its peer measures
+# (warm-up included), so the peer's bound covers the wait.
+if runnable "late rank" 2; then
+	backlog=$(<"$PARAMS/backlog_kb")
+	echo 64 >"$PARAMS/backlog_kb"
+	late=(OPTIREDUCE_DEADLINE_SLACK_MS=5000 OPTIREDUCE_HADAMARD=off --
+	      --calls 8 --count 131072 --late-rank 1 --late-ms 150)
+	name="n=2 late rank, ready signals"
+	if run_case "$name" 2 OPTIREDUCE_READY_KB=16 "${late[@]}" &&
+	   check_path "$name" 2 kernel && check_exact "$name" 2 &&
+	   awk "$KV"'/^rank=0/ { kv(); print "# rank 0 waited " v["ready_wait_ms"] " ms, missed " v["ready_missed"]
+				 exit !(v["ready_wait_ms"] > 0) }' "$OUT/$name.0"; then
+		ktap_ok "$name: the peer waits, exact sum"
+	else
+		ktap_fail "$name: the peer waits, exact sum"
+		explain "$name"
+	fi
+	name="n=2 late rank, no ready signals"
+	if run_case "$name" 2 OPTIREDUCE_READY_KB=1048576 "${late[@]}" --check none &&
+	   awk "$KV"'/^rank=1/ { kv(); print "# late rank lost " v["lost"] " of " v["expected"] ", drop_no_post " v["k_drop_no_post"]
+				 exit !(v["lost"] > 0 && v["k_drop_no_post"] > 0) }' "$OUT/$name.1"; then
+		ktap_ok "$name: the late rank loses what overflows its backlog"
+	else
+		ktap_fail "$name: the late rank loses what overflows its backlog"
+		explain "$name"
+	fi
+	echo "$backlog" >"$PARAMS/backlog_kb"
+fi
 
 # --- module absent: the reliable path, one notice, exact -----------------
 name="n=4 module absent"

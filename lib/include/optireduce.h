@@ -120,7 +120,15 @@ struct optireduce_config {
 	 */
 	uint32_t mcast_group;
 	uint32_t mcast_ifindex;
-	unsigned int reserved[6];	/* must be zero */
+	/*
+	 * Lossy calls in which a rank receives more than ready_kb KiB in
+	 * phase 1 send to a peer only once it said that it posted its
+	 * receives (or the round's deadline passed): a peer still in an
+	 * earlier call would otherwise find that data in its socket's
+	 * bounded backlog, or lose it. Same on all ranks.
+	 */
+	unsigned int ready_kb;
+	unsigned int reserved[5];	/* must be zero */
 };
 
 /* optireduce_result.flags */
@@ -163,7 +171,11 @@ struct optireduce_stats {
 	uint64_t margin_pct;		/* deadline margin, percent (>= 100) */
 	uint64_t late_bytes;		/* received or posted after their
 					 * deadline: what the margin follows */
-	uint64_t reserved[6];
+	uint64_t ready_wait_ns;		/* phase-1 sends held for peers'
+					 * ready signals (see ready_kb) */
+	uint64_t ready_missed;		/* ... that went at the deadline
+					 * without one */
+	uint64_t reserved[4];
 };
 
 enum optireduce_option {

@@ -85,6 +85,8 @@ OR_EXPORT void optireduce_config_init(struct optireduce_config *cfg)
 	cfg->loss_threshold_ppm = 50000;	/* 5% */
 	cfg->fallback_calls = 100;
 	cfg->timeout_ms = 1800000;		/* 30 min, as torch.distributed */
+	cfg->ready_kb = 4096;	/* a quarter of the kernel's default backlog,
+				 * which counts buffer overhead too */
 	cfg->seed = 0x5eed0f0971ed0ceull;
 }
 
@@ -121,7 +123,7 @@ uint64_t or_config_hash(const struct optireduce_config *cfg)
 	const uint64_t v[] = {
 		cfg->size, cfg->hadamard, cfg->hadamard_block, cfg->incast,
 		cfg->warmup_calls, cfg->loss_threshold_ppm, cfg->fallback_calls,
-		cfg->seed, OR_REPORT_LAG, cfg->mcast_group,
+		cfg->seed, OR_REPORT_LAG, cfg->mcast_group, cfg->ready_kb,
 	};
 	uint64_t h = 0x6f707469726564ull;
 

@@ -113,6 +113,16 @@ struct or_active {
 	int64_t call_deadline;		/* reliable-call bound (0: none) */
 	unsigned int loss_ppm;		/* safeguard threshold of this call */
 	uint8_t *p1_recv, *p1_send, *p2_recv, p2_send;	/* done flags */
+	/*
+	 * Ready signals (cfg.ready_kb): a gated call sends phase 1 to peer j
+	 * only after j's signal (ready[j]) or the round's deadline; sent[j]
+	 * says the send went out, waiting counts the peers held back.
+	 */
+	int gated;
+	int ready_sent;
+	unsigned int waiting;
+	int64_t wait_since;
+	uint8_t *ready, *p1_issued;
 	uint32_t *p1_nmiss, *p2_nmiss;
 	struct or_range *p1_miss, *p2_miss;	/* [size][OR_MAX_MISSING] */
 	struct or_comp_stats p1st, p2st;
@@ -149,6 +159,9 @@ struct optireduce_comm {
 	struct or_estimator est;
 	uint64_t late_seen;		/* the lossy transport's late() so far */
 	struct or_report_slot reports[OR_REPORT_LAG];
+	uint64_t *ready_sink;		/* [size]: ready signals land here */
+	uint64_t stats_ready_wait;	/* progress thread; copied to stats */
+	uint64_t stats_ready_missed;
 	uint64_t fallback_until;
 	unsigned int trips_in_row;	/* trips without a clean lossy call */
 	struct or_contrib *contrib;	/* [size] */

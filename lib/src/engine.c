@@ -32,7 +32,7 @@
 #include "shard.h"
 #include "util.h"
 
-/* user_data: kind (3 bits) | peer rank (21 bits) | call seq (40 bits) */
+/* user_data: kind (4 bits) | peer rank (20 bits) | call seq (40 bits) */
 enum {
 	UD_P1_RECV = 1,
 	UD_P1_SEND,
@@ -40,14 +40,21 @@ enum {
 	UD_P2_SEND,
 	UD_REPORT_RECV,
 	UD_REPORT_SEND,
+	UD_READY_RECV,
+	UD_READY_SEND,
 };
 #define UD_SEQ_MASK	((1ull << 40) - 1)
+#define UD_KIND(u)	((unsigned int)((u) >> 60))
+#define UD_PEER(u)	((int)(((u) >> 40) & 0xfffff))
 
 static uint64_t ud(unsigned int kind, int peer, uint64_t seq)
 {
-	return (uint64_t)kind << 61 | (uint64_t)(peer & 0x1fffff) << 40 |
+	return (uint64_t)kind << 60 | (uint64_t)(peer & 0xfffff) << 40 |
 	       (seq & UD_SEQ_MASK);
 }
+
+/* What a ready signal carries; receivers do not look at it. */
+static const uint64_t ready_word = 0x5944414552524f00ull;
 
 void or_engine_wake(optireduce_comm *c)
 {
@@ -66,6 +73,9 @@ int or_engine_alloc(optireduce_comm *c)
 	a->p1_recv = calloc(n, 1);
 	a->p1_send = calloc(n, 1);
 	a->p2_recv = calloc(n, 1);
+	a->ready = calloc(n, 1);
+	a->p1_issued = calloc(n, 1);
+	c->ready_sink = calloc(n, sizeof(uint64_t));
 	a->p1_nmiss = calloc(n, sizeof(uint32_t));
 	a->p2_nmiss = calloc(n, sizeof(uint32_t));
 	a->p1_miss = calloc(n * OR_MAX_MISSING, sizeof(struct or_range));
@@ -75,7 +85,8 @@ int or_engine_alloc(optireduce_comm *c)
 	for (int i = 0; i < OR_REPORT_LAG; i++)
 		c->reports[i].r = calloc(n, sizeof(struct or_report));
 	c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!a->p1_recv || !a->p1_send || !a->p2_recv || !a->p1_nmiss ||
+	if (!a->p1_recv || !a->p1_send || !a->p2_recv || !a->ready ||
+	    !a->p1_issued || !c->ready_sink || !a->p1_nmiss ||
 	    !a->p2_nmiss || !a->p1_miss || !a->p2_miss || !c->contrib ||
 	    !c->events || c->wake_fd < 0)
 		return -ENOMEM;
@@ -92,6 +103,9 @@ void or_engine_free(optireduce_comm *c)
 	free(a->p1_recv);
 	free(a->p1_send);
 	free(a->p2_recv);
+	free(a->ready);
+	free(a->p1_issued);
+	free(c->ready_sink);
 	free(a->p1_nmiss);
 	free(a->p2_nmiss);
 	free(a->p1_miss);
@@ -134,6 +148,8 @@ static void publish(optireduce_comm *c, struct or_call *call, int err)
 		st->average_ns = c->est.last_avg_ns;
 		st->margin_pct = (uint64_t)(c->est.margin * 100 + 0.5);
 		st->late_bytes = c->est.late_bytes;
+		st->ready_wait_ns = c->stats_ready_wait;
+		st->ready_missed = c->stats_ready_missed;
 	}
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->lock);
@@ -172,21 +188,18 @@ static void break_comm(optireduce_comm *c, int err)
 /* ------------------------------------------------------------------ */
 /* Safeguard: loss reports.                                            */
 
-static int post_reports(optireduce_comm *c, uint64_t seq)
+/* A reliable receive from every peer: peer p's message lands at
+ * base + p * len. */
+static int post_from_peers(optireduce_comm *c, uint64_t seq, unsigned int phase,
+			   unsigned int kind, void *base, size_t len)
 {
-	struct or_report_slot *rs = &c->reports[seq % OR_REPORT_LAG];
-
-	rs->seq = seq;
-	rs->lossy = 1;
-	rs->got = 0;
-	rs->send_pending = 0;
 	for (int p = 0; p < c->size; p++) {
 		struct or_recv rx = {
 			.src = p,
-			.tag = or_tag(seq, OR_PHASE_REPORT),
-			.buf = &rs->r[p],
-			.len = sizeof(struct or_report),
-			.user_data = ud(UD_REPORT_RECV, p, seq),
+			.tag = or_tag(seq, phase),
+			.buf = (char *)base + (size_t)p * len,
+			.len = len,
+			.user_data = ud(kind, p, seq),
 		};
 		int rc;
 
@@ -197,6 +210,18 @@ static int post_reports(optireduce_comm *c, uint64_t seq)
 			return rc;
 	}
 	return 0;
+}
+
+static int post_reports(optireduce_comm *c, uint64_t seq)
+{
+	struct or_report_slot *rs = &c->reports[seq % OR_REPORT_LAG];
+
+	rs->seq = seq;
+	rs->lossy = 1;
+	rs->got = 0;
+	rs->send_pending = 0;
+	return post_from_peers(c, seq, OR_PHASE_REPORT, UD_REPORT_RECV, rs->r,
+			       sizeof(struct or_report));
 }
 
 /*
@@ -440,32 +465,110 @@ static void p2_group(struct or_active *a, unsigned int g, int *lo, int *hi)
 	}
 }
 
-static int start_round(optireduce_comm *c, unsigned int k)
+/*
+ * Ready signals. A rank still finishing an earlier call has not posted
+ * this call's receives; what peers send it meanwhile waits in its socket's
+ * backlog, which is bounded (backlog_kb), and the rest is lost. Calls large
+ * enough to overflow it (more than ready_kb in phase 1 per rank, decided
+ * from count and size alone, so alike on every rank) therefore take one
+ * more step: once its receives are posted, a rank says so to every peer
+ * over the reliable path, and a peer sends it phase 1 only after that, or
+ * when its own call's bound has passed. Phase 2 needs none: its receives
+ * are posted with phase 1's. Ranks in step lose about one one-way delay,
+ * on calls that take many. A rank that is behind is waited for instead of
+ * flooded, and its peers finish their call after it started: waiting
+ * pulls ranks back into step, where sending at once would keep the ones
+ * ahead ahead (each of their calls cut short by its deadline).
+ */
+static int gated(optireduce_comm *c, struct or_call *call)
+{
+	struct or_active *a = &c->act;
+	uint64_t in = (uint64_t)(c->size - 1) *
+		      or_shard_len(call->count, c->size, 0) * sizeof(float);
+
+	return !a->reliable && c->size > 1 &&
+	       in > (uint64_t)c->cfg.ready_kb * 1024;
+}
+
+static int post_ready(optireduce_comm *c, uint64_t seq)
+{
+	return post_from_peers(c, seq, OR_PHASE_READY, UD_READY_RECV,
+			       c->ready_sink, sizeof(*c->ready_sink));
+}
+
+/* After this call's lossy receives went to the kernel (the reap before
+ * the first advance submitted them). */
+static int send_ready(optireduce_comm *c)
+{
+	struct or_send tx = {
+		.dst = OR_DST_ALL,
+		.tag = or_tag(c->act.c->seq, OR_PHASE_READY),
+		.buf = &ready_word,
+		.len = sizeof(ready_word),
+		.user_data = ud(UD_READY_SEND, c->rank, c->act.c->seq),
+	};
+
+	c->act.ready_sent = 1;
+	return c->rel->ops->send(c->rel, &tx);
+}
+
+/*
+ * Phase-1 sends of round k that may go now (see gated()); a->waiting counts
+ * those still held. Called again while any are.
+ */
+static int issue_p1(optireduce_comm *c, unsigned int k)
 {
 	struct or_active *a = &c->act;
 	unsigned int peers[OPTIREDUCE_MAX_RANKS], np;
+	int64_t now = a->gated ? or_now_ns() : 0;
+	int expired = a->gated && now >= a->t0 + a->bound;
+	unsigned int held = 0;
+	int rc;
+
+	np = or_sched_p1_peers(&a->s, c->rank, k, 0, peers);
+	for (unsigned int i = 0; i < np; i++) {
+		int j = peers[i];
+		struct or_send tx = {
+			.dst = j,
+			.tag = or_tag(a->c->seq, OR_PHASE_SCATTER),
+			.buf = shard_ptr(a, j),
+			.len = shard_len(a, j) * sizeof(float),
+			.user_data = ud(UD_P1_SEND, j, a->c->seq),
+		};
+
+		if (a->p1_issued[j])
+			continue;	/* sent, or an empty shard */
+		if (!a->ready[j] && !expired) {
+			held++;
+			continue;
+		}
+		if (!a->ready[j])
+			c->stats_ready_missed++;
+		rc = a->t->ops->send(a->t, &tx);
+		if (rc)
+			return rc;
+		a->p1_issued[j] = 1;
+	}
+	if (a->waiting && !held)
+		c->stats_ready_wait += now - a->wait_since;
+	else if (!a->waiting && held)
+		a->wait_since = now;
+	a->waiting = held;
+	return 0;
+}
+
+static int start_round(optireduce_comm *c, unsigned int k)
+{
+	struct or_active *a = &c->act;
 	int lo, hi, rc;
 
-	if (k < a->s.r1) {
-		np = or_sched_p1_peers(&a->s, c->rank, k, 0, peers);
-		for (unsigned int i = 0; i < np; i++) {
-			int j = peers[i];
-			struct or_send tx = {
-				.dst = j,
-				.tag = or_tag(a->c->seq, OR_PHASE_SCATTER),
-				.buf = shard_ptr(a, j),
-				.len = shard_len(a, j) * sizeof(float),
-				.user_data = ud(UD_P1_SEND, j, a->c->seq),
-			};
-
-			if (a->p1_send[j])
-				continue;	/* empty shard: nothing to send */
-			rc = a->t->ops->send(a->t, &tx);
-			if (rc)
-				return rc;
-		}
-		return 0;
+	if (k == 0 && a->gated && !a->ready_sent) {
+		rc = send_ready(c);
+		if (rc)
+			return rc;
 	}
+	if (k < a->s.r1)
+		return issue_p1(c, k);
 	p2_group(a, k - a->s.r1, &lo, &hi);
 	if (c->rank >= lo && c->rank < hi && !a->p2_send) {
 		struct or_send tx = {
@@ -517,14 +620,17 @@ static int advance(optireduce_comm *c)
 			finish(c);
 			return 1;
 		}
-		if (!a->round_started) {
-			rc = start_round(c, a->round);
+		if (!a->round_started || a->waiting) {
+			unsigned int held = a->waiting;
+
+			rc = a->round_started ? issue_p1(c, a->round) :
+						start_round(c, a->round);
 			if (rc) {
 				break_comm(c, rc);
 				return 1;
 			}
+			moved |= !a->round_started || a->waiting != held;
 			a->round_started = 1;
-			moved = 1;
 		}
 		if (!round_complete(c, a->round))
 			break;
@@ -630,15 +736,22 @@ static int activate(optireduce_comm *c)
 	memset(a->p1_nmiss, 0, n * sizeof(uint32_t));
 	memset(a->p2_nmiss, 0, n * sizeof(uint32_t));
 	a->p2_send = !a->len;		/* an empty shard is never sent */
+	a->gated = gated(c, call);
+	a->ready_sent = 0;
+	a->waiting = 0;
 	for (int j = 0; j < n; j++) {
 		int empty = j == me || !or_shard_len(call->count, n, j);
 
 		a->p1_recv[j] = j == me || !a->len;
 		a->p1_send[j] = empty;
+		a->p1_issued[j] = empty;
 		a->p2_recv[j] = empty;
+		a->ready[j] = j == me || !a->gated;
 	}
 	if (!a->reliable) {
 		rc = post_reports(c, seq);
+		if (!rc && a->gated)
+			rc = post_ready(c, seq);
 		if (rc)
 			goto fail;
 	}
@@ -682,8 +795,8 @@ fail:
 static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 {
 	struct or_active *a = &c->act;
-	unsigned int kind = e->user_data >> 61;
-	int peer = (e->user_data >> 40) & 0x1fffff;
+	unsigned int kind = UD_KIND(e->user_data);
+	int peer = UD_PEER(e->user_data);
 	uint64_t seq = e->user_data & UD_SEQ_MASK;
 
 	/* A peer that finished its last call and left needs no more loss
@@ -708,9 +821,13 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 			rs->send_pending = 0;
 		return;
 	}
+	if (kind == UD_READY_SEND)
+		return;
 	if (!a->c || (a->c->seq & UD_SEQ_MASK) != seq) {
-		or_debug("rank %d: stale completion kind %u seq %llu", c->rank,
-			 kind, (unsigned long long)seq);
+		/* A ready signal after its call ended at a deadline. */
+		if (kind != UD_READY_RECV)
+			or_debug("rank %d: stale completion kind %u seq %llu",
+				 c->rank, kind, (unsigned long long)seq);
 		return;
 	}
 	switch (kind) {
@@ -728,6 +845,9 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 	case UD_P2_SEND:
 		a->p2_send = 1;
 		break;
+	case UD_READY_RECV:
+		a->ready[peer] = 1;
+		break;
 	}
 }
 
@@ -739,6 +859,12 @@ static int64_t next_timer(optireduce_comm *c)
 
 	if (!a->c)
 		return 0;
+	if (a->waiting) {
+		int64_t d = a->t0 + a->bound;
+
+		if (!t || d < t)
+			t = d;
+	}
 	if (!a->reliable) {
 		/* The sim transport ends late receives when reaped after
 		 * their deadline; the kernel ends them itself. */

@@ -75,6 +75,7 @@ enum or_phase {
 	OR_PHASE_SCATTER = 1,	/* phase 1: shard j of every rank to rank j */
 	OR_PHASE_GATHER  = 2,	/* phase 2: reduced shard j to all ranks */
 	OR_PHASE_REPORT  = 3,	/* loss report for the safeguard (reliable) */
+	OR_PHASE_READY   = 4,	/* receives posted: send (reliable) */
 };
 
 static inline uint64_t or_tag(uint64_t seq, unsigned int phase)

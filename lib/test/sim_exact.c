@@ -2,7 +2,8 @@
 /* In-process ranks over the simulated transport, nothing lost: exact sums
  * and means for N = 1..8, counts below, at and above N, every dtype, on
  * the reliable path and on the lossy path (Hadamard off), with several
- * incast values; with Hadamard on the result is within rounding. */
+ * incast values; with Hadamard on the result is within rounding. Also with
+ * every lossy call waiting for its receivers' ready signals (ready_kb 0). */
 #include <math.h>
 #include <string.h>
 
@@ -37,6 +38,8 @@ static void put(void *buf, int dtype, size_t i, float v)
 		((float *)buf)[i] = v;
 }
 
+static unsigned int ready_kb = 4096;
+
 static void run(int n, int lossy, int hadamard, unsigned int incast)
 {
 	struct optireduce_config cfg;
@@ -52,6 +55,7 @@ static void run(int n, int lossy, int hadamard, unsigned int incast)
 	cfg.warmup_calls = 0;
 	cfg.hadamard = hadamard ? OPTIREDUCE_HADAMARD_ON : OPTIREDUCE_HADAMARD_OFF;
 	cfg.incast = incast;
+	cfg.ready_kb = ready_kb;
 	t_world_init(&w, n, &cfg, lossy ? &none : NULL);
 	for (int r = 0; r < n; r++)
 		bufs[r] = malloc(4099 * 4);
@@ -111,5 +115,11 @@ int main(void)
 	}
 	run(3, 1, 1, 0);
 	run(4, 0, 1, 0);
+	/* Ready signals on every lossy call: same results. */
+	ready_kb = 0;
+	run(2, 1, 0, 0);
+	run(5, 1, 0, 0);
+	run(8, 1, 0, 2);
+	run(4, 1, 1, 0);
 	return 0;
 }

@@ -70,7 +70,8 @@ class Config(ctypes.Structure):
         ("seed", ctypes.c_uint64),
         ("mcast_group", ctypes.c_uint32),
         ("mcast_ifindex", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint * 6),
+        ("ready_kb", ctypes.c_uint),
+        ("reserved", ctypes.c_uint * 5),
     ]
 
 
@@ -95,8 +96,9 @@ class CStats(ctypes.Structure):
         "calls", "calls_lossy", "calls_reliable", "calls_warmup",
         "calls_fallback", "calls_failed", "safeguard_trips",
         "entries_expected", "entries_lost", "entries_compensated",
-        "deadline_ns", "average_ns", "margin_pct", "late_bytes")] + [
-            ("reserved", ctypes.c_uint64 * 6)]
+        "deadline_ns", "average_ns", "margin_pct", "late_bytes",
+        "ready_wait_ns", "ready_missed")] + [
+            ("reserved", ctypes.c_uint64 * 4)]
 
 
 _RESULT_FIELDS = ("seq", "count", "expected", "lost", "compensated",
@@ -361,7 +363,7 @@ class Comm:
     'on'), hadamard_block, incast, max_inflight, warmup_calls,
     loss_threshold (fraction) or loss_threshold_ppm, fallback_calls,
     timeout_ms, seed, quiet (no notice on stderr), mcast_group ("239.1.2.3"),
-    mcast_ifindex.
+    mcast_ifindex, ready_kb.
     """
 
     def __init__(self, rank, size, peers, **options):
@@ -416,7 +418,7 @@ class Comm:
             cfg.seed = int(opts.pop("seed")) & 0xFFFFFFFFFFFFFFFF
         for name in ("hadamard_block", "incast", "max_inflight",
                      "warmup_calls", "loss_threshold_ppm", "fallback_calls",
-                     "timeout_ms", "mcast_ifindex"):
+                     "timeout_ms", "mcast_ifindex", "ready_kb"):
             if name in opts:
                 setattr(cfg, name, _u32(name, opts.pop(name)))
         if opts:

@@ -7,6 +7,7 @@
  *
  *   ar_rank [--calls N] [--count N] [--inflight K] [--check exact|bounded|none]
  *           [--common K] [--spread D] [--per-call] [--path kernel|tcp]
+ *           [--late-rank R --late-ms MS]
  *
  * Data of call c on rank r: x[i] = common(c, i) + spread(c, r, i), with
  * |common| <= K and |spread| <= D integers. Checks (why they hold: see
@@ -30,6 +31,9 @@
  *        SUM_SQ_ERR SUM_SQ_EXACT MAX_ERR DEADLINE_NS START_MS QUEUED_NS
  * (START_MS: CLOCK_MONOTONIC when the call was started, comparable across
  * ranks on one machine)
+ * --late-rank R --late-ms MS: rank R sleeps MS before starting each call,
+ * so its peers are ahead of it by that much (a rank finishing its previous
+ * call late).
  * Exit status 0 when every check held.
  */
 #include <getopt.h>
@@ -43,7 +47,7 @@
 #include "comm.h"		/* the kernel transport's late-post count */
 
 struct opts {
-	int calls, inflight, per_call;
+	int calls, inflight, per_call, late_rank, late_ms;
 	size_t count;
 	int common, spread;
 	const char *check, *path;
@@ -181,12 +185,14 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "inflight", 1, 0, 'i' }, { "check", 1, 0, 'k' },
 		{ "common", 1, 0, 'K' }, { "spread", 1, 0, 'D' },
 		{ "per-call", 0, 0, 'p' }, { "path", 1, 0, 't' },
+		{ "late-rank", 1, 0, 'L' }, { "late-ms", 1, 0, 'M' },
 		{ 0, 0, 0, 0 },
 	};
 	int ch;
 
 	*o = (struct opts){ .calls = 10, .inflight = 1, .count = 65536,
-			    .common = 200, .spread = 2, .check = "exact" };
+			    .common = 200, .spread = 2, .check = "exact",
+			    .late_rank = -1 };
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'n': o->calls = atoi(optarg); break;
@@ -197,11 +203,14 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'D': o->spread = atoi(optarg); break;
 		case 'p': o->per_call = 1; break;
 		case 't': o->path = optarg; break;
+		case 'L': o->late_rank = atoi(optarg); break;
+		case 'M': o->late_ms = atoi(optarg); break;
 		default: return -1;
 		}
 	}
 	if (o->calls < 1 || o->inflight < 1 || o->inflight > 64 || !o->count ||
-	    o->common < 0 || o->spread < 0)
+	    o->common < 0 || o->spread < 0 || o->late_ms < 0 ||
+	    (o->late_ms && o->late_rank < 0))
 		return -1;
 	return 0;
 }
@@ -219,6 +228,12 @@ static int batch(optireduce_comm *c, const struct opts *o, float **bufs,
 	for (int b = 0; b < k; b++) {
 		for (size_t i = 0; i < o->count; i++)
 			bufs[b][i] = value(o, first + b, rank, i);
+		if (rank == o->late_rank && o->late_ms) {
+			struct timespec ts = { o->late_ms / 1000,
+					       o->late_ms % 1000 * 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
 		t_start[b] = now_ns();
 		rc = k == 1 ? optireduce_allreduce(c, bufs[b], o->count,
 						   OPTIREDUCE_FLOAT32,
@@ -309,7 +324,7 @@ int main(int argc, char **argv)
 	printf("rank=%lld size=%lld path=%s calls=%llu lossy=%llu reliable=%llu "
 	       "lost=%llu expected=%llu compensated=%llu kernel_bytes_lost=%lld "
 	       "kernel_tx_bytes=%lld kernel_rx_bytes=%lld late_bytes=%llu "
-	       "steady_allocs=%ld "
+	       "steady_allocs=%ld ready_wait_ms=%.1f ready_missed=%llu "
 	       "inexact=%llu failed_calls=%llu max_err=%g error=%d ",
 	       (long long)rank, (long long)size,
 	       kind == OPTIREDUCE_TRANSPORT_KERNEL ? "kernel" : "tcp",
@@ -319,7 +334,9 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.entries_expected,
 	       (unsigned long long)st.entries_compensated,
 	       kdelta(&k0, &k1, "bytes_lost"), kdelta(&k0, &k1, "tx_bytes"),
-	       kdelta(&k0, &k1, "rx_bytes"), late, steady, t.inexact,
+	       kdelta(&k0, &k1, "rx_bytes"), late, steady,
+	       st.ready_wait_ns / 1e6, (unsigned long long)st.ready_missed,
+	       t.inexact,
 	       t.failed_calls, t.max_err, rc);
 	print_moved(&k0, &k1);
 	printf("ok=%d\n", !bad);
