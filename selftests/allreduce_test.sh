@@ -203,6 +203,21 @@ check_steady() {
 	fi
 }
 
+# check_agreed NAME N: after more lossy calls of one size than the loss
+# reports lag (8), every rank uses the t_B the ranks agreed on: the final
+# bound over the rank's own margin is the same on all ranks.
+check_agreed() {
+	if awk -v n="$2" "$KV"'
+		/^rank=/ { kv(); k++; t = v["deadline_ms"] * 100 / v["margin_pct"]
+			   printf "# rank %s: bound %s ms, margin %s%%\n", v["rank"], v["deadline_ms"], v["margin_pct"]
+			   if (k == 1 || t < lo) lo = t; if (k == 1 || t > hi) hi = t }
+		END { exit k != n || !(lo > 0) || hi > lo * 1.01 }' "$OUT/$1".[0-9]; then
+		ktap_ok "$1: ranks agree on t_B"
+	else
+		ktap_fail "$1: ranks agree on t_B"
+	fi
+}
+
 # runnable NAME N: 0 to run the case; else a SKIP line for it and 1. A
 # debug kernel (kmemleak, KASAN, lockdep: several times slower) runs up to
 # 4 ranks; once the time budget is spent nothing more starts, so the
@@ -302,6 +317,7 @@ case_no_loss "n=2 async hadamard=on" 2 OPTIREDUCE_HADAMARD=on -- --calls 10 --in
 case_no_loss "n=4 sync hadamard=on" 4 OPTIREDUCE_HADAMARD=on -- --calls 10
 case_no_loss "n=4 async hadamard=off" 4 OPTIREDUCE_HADAMARD=off -- --calls 24 --inflight 4
 [ "$SKIPPED" = 1 ] || check_steady "n=4 async hadamard=off" 4
+[ "$SKIPPED" = 1 ] || check_agreed "n=4 async hadamard=off" 4
 case_no_loss "n=8 sync hadamard=off" 8 OPTIREDUCE_HADAMARD=off -- --calls 10
 case_no_loss "n=8 async hadamard=on" 8 OPTIREDUCE_HADAMARD=on -- --calls 10 --inflight 4
 

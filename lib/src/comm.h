@@ -83,11 +83,13 @@ struct or_call {
 struct or_report {
 	uint64_t lost;
 	uint64_t expected;
+	uint64_t t_b_ns;		/* the sender's own t_B of the call's size */
 };
 
 /* Reports of one lossy call, OR_REPORT_LAG of them in a ring. */
 struct or_report_slot {
 	uint64_t seq;
+	uint64_t bytes;			/* of the call */
 	int lossy;			/* waiting to be consumed */
 	int send_pending;		/* our report still being sent */
 	unsigned int got;		/* peers' reports received */
@@ -160,6 +162,7 @@ struct optireduce_comm {
 	uint64_t late_seen;		/* the lossy transport's late() so far */
 	struct or_report_slot reports[OR_REPORT_LAG];
 	uint64_t *ready_sink;		/* [size]: ready signals land here */
+	uint64_t *t_b;			/* [size]: ranks' t_B, for agreement */
 	uint64_t stats_ready_wait;	/* progress thread; copied to stats */
 	uint64_t stats_ready_missed;
 	uint64_t fallback_until;

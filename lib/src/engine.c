@@ -76,6 +76,7 @@ int or_engine_alloc(optireduce_comm *c)
 	a->ready = calloc(n, 1);
 	a->p1_issued = calloc(n, 1);
 	c->ready_sink = calloc(n, sizeof(uint64_t));
+	c->t_b = calloc(n, sizeof(uint64_t));
 	a->p1_nmiss = calloc(n, sizeof(uint32_t));
 	a->p2_nmiss = calloc(n, sizeof(uint32_t));
 	a->p1_miss = calloc(n * OR_MAX_MISSING, sizeof(struct or_range));
@@ -86,7 +87,7 @@ int or_engine_alloc(optireduce_comm *c)
 		c->reports[i].r = calloc(n, sizeof(struct or_report));
 	c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!a->p1_recv || !a->p1_send || !a->p2_recv || !a->ready ||
-	    !a->p1_issued || !c->ready_sink || !a->p1_nmiss ||
+	    !a->p1_issued || !c->ready_sink || !c->t_b || !a->p1_nmiss ||
 	    !a->p2_nmiss || !a->p1_miss || !a->p2_miss || !c->contrib ||
 	    !c->events || c->wake_fd < 0)
 		return -ENOMEM;
@@ -106,6 +107,7 @@ void or_engine_free(optireduce_comm *c)
 	free(a->ready);
 	free(a->p1_issued);
 	free(c->ready_sink);
+	free(c->t_b);
 	free(a->p1_nmiss);
 	free(a->p2_nmiss);
 	free(a->p1_miss);
@@ -212,11 +214,12 @@ static int post_from_peers(optireduce_comm *c, uint64_t seq, unsigned int phase,
 	return 0;
 }
 
-static int post_reports(optireduce_comm *c, uint64_t seq)
+static int post_reports(optireduce_comm *c, uint64_t seq, uint64_t bytes)
 {
 	struct or_report_slot *rs = &c->reports[seq % OR_REPORT_LAG];
 
 	rs->seq = seq;
+	rs->bytes = bytes;
 	rs->lossy = 1;
 	rs->got = 0;
 	rs->send_pending = 0;
@@ -266,7 +269,9 @@ static int reports_ready(optireduce_comm *c, uint64_t seq)
 	for (int p = 0; p < c->size; p++) {
 		lost += le64toh(rs->r[p].lost);
 		expected += le64toh(rs->r[p].expected);
+		c->t_b[p] = le64toh(rs->r[p].t_b_ns);
 	}
+	or_est_agree(&c->est, rs->bytes, c->t_b, c->size);
 	pthread_mutex_lock(&c->lock);
 	ppm = c->cfg.loss_threshold_ppm;
 	fallback = c->cfg.fallback_calls;
@@ -300,6 +305,7 @@ static void send_report(optireduce_comm *c, uint64_t seq, uint64_t lost,
 
 	rs->r[c->rank].lost = htole64(lost);
 	rs->r[c->rank].expected = htole64(expected);
+	rs->r[c->rank].t_b_ns = htole64(or_est_own(&c->est, rs->bytes));
 	rs->send_pending = 1;
 	rc = c->rel->ops->send(c->rel, &tx);
 	if (rc)
@@ -749,7 +755,7 @@ static int activate(optireduce_comm *c)
 		a->ready[j] = j == me || !a->gated;
 	}
 	if (!a->reliable) {
-		rc = post_reports(c, seq);
+		rc = post_reports(c, seq, bytes);
 		if (!rc && a->gated)
 			rc = post_ready(c, seq);
 		if (rc)

@@ -71,23 +71,53 @@ static int cmp_u64(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
-uint64_t or_est_bound(struct or_estimator *e, uint64_t bytes)
+/* Bandwidth-bound scaling: t for b bytes counts as t * bytes / b. */
+static uint64_t scaled(uint64_t t, uint64_t b, uint64_t bytes)
+{
+	return bytes > b && b ? (uint64_t)((double)t * bytes / b) : t;
+}
+
+uint64_t or_est_own(struct or_estimator *e, uint64_t bytes)
 {
 	struct or_est_class *c = nearest(e, size_class(bytes), 1);
-	uint64_t v[OR_EST_WINDOW], bound;
+	uint64_t v[OR_EST_WINDOW];
 	unsigned int idx;
 
 	if (!c)
-		return e->last_bound_ns = OR_EST_DEFAULT_NS;
-	for (unsigned int i = 0; i < c->n; i++) {
-		v[i] = c->ns[i];
-		if (bytes > c->bytes[i] && c->bytes[i])
-			v[i] = (uint64_t)((double)v[i] * bytes / c->bytes[i]);
-	}
+		return 0;
+	for (unsigned int i = 0; i < c->n; i++)
+		v[i] = scaled(c->ns[i], c->bytes[i], bytes);
 	qsort(v, c->n, sizeof(v[0]), cmp_u64);
 	/* Nearest-rank percentile. */
 	idx = (c->n * OR_EST_PERCENTILE + 99) / 100;
-	bound = (uint64_t)(v[idx ? idx - 1 : 0] * e->margin);
+	return v[idx ? idx - 1 : 0];
+}
+
+void or_est_agree(struct or_estimator *e, uint64_t bytes, uint64_t *tb,
+		  unsigned int n)
+{
+	struct or_est_class *c = &e->cls[size_class(bytes)];
+	unsigned int k = 0;
+
+	qsort(tb, n, sizeof(tb[0]), cmp_u64);
+	while (k < n && !tb[k])
+		k++;		/* ranks without an estimate */
+	if (k == n)
+		return;
+	c->agreed_ns = tb[k + (n - k) / 2];
+	c->agreed_bytes = bytes;
+}
+
+uint64_t or_est_bound(struct or_estimator *e, uint64_t bytes)
+{
+	struct or_est_class *c = &e->cls[size_class(bytes)];
+	uint64_t tb, bound;
+
+	tb = c->agreed_ns ? scaled(c->agreed_ns, c->agreed_bytes, bytes) :
+			    or_est_own(e, bytes);
+	if (!tb)
+		return e->last_bound_ns = OR_EST_DEFAULT_NS;
+	bound = (uint64_t)(tb * e->margin);
 	if (bound < OR_EST_FLOOR_NS)
 		bound = OR_EST_FLOOR_NS;
 	return e->last_bound_ns = bound;

@@ -34,6 +34,16 @@
  * about OR_EST_LATE_PPM of the data comes late, without a per-machine
  * constant. Fast up, slow down: one late burst costs a few calls of longer
  * waits; repeated ones keep the bound wide.
+ *
+ * Agreement. Each rank's t_B comes from its own few warm-up calls, and on a
+ * noisy path ranks' estimates of the same calls differ by 2x or more: the
+ * rank that drew the low one cuts its receives short and loses what its
+ * peers deliver a little later, the one that drew the high one waits out
+ * every straggler. So every rank sends its t_B of a lossy call's size with
+ * its loss report (engine.c), and once all reports of that call are in,
+ * the size class's t_B becomes the upper median of the ranks' (the paper's
+ * rule: receivers agree on the median of the senders' estimates). The
+ * margin stays each rank's own, as the late data it follows is.
  */
 
 #include <stdint.h>
@@ -54,6 +64,8 @@ struct or_est_class {
 	unsigned int n;		/* samples held */
 	unsigned int head;	/* next to overwrite */
 	double avg_ns;		/* t_C; 0 until the first sample */
+	uint64_t agreed_ns;	/* t_B agreed by all ranks; 0: none yet */
+	uint64_t agreed_bytes;	/* ... for calls of this size */
 };
 
 struct or_estimator {
@@ -70,8 +82,14 @@ void or_est_sample(struct or_estimator *e, uint64_t bytes, uint64_t ns,
 		   int reliable);
 /* A lossy call of bytes ended; late of them came too late. */
 void or_est_late(struct or_estimator *e, uint64_t bytes, uint64_t late);
-/* t_B of a call of bytes, times the margin. */
+/* t_B of a call of bytes (agreed if there is an agreement for its class,
+ * else this rank's own), times the margin. */
 uint64_t or_est_bound(struct or_estimator *e, uint64_t bytes);
+/* This rank's own t_B of a call of bytes, no margin: what it reports. */
+uint64_t or_est_own(struct or_estimator *e, uint64_t bytes);
+/* The ranks' t_B of a call of bytes: n values, 0 for "none"; sorts them. */
+void or_est_agree(struct or_estimator *e, uint64_t bytes, uint64_t *tb,
+		  unsigned int n);
 uint64_t or_est_average(struct or_estimator *e, uint64_t bytes); /* t_C */
 
 #endif /* OR_ESTIMATOR_H */

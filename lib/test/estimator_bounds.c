@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Deadline estimation: t_B is the 95th percentile of reliable samples,
  * scales with size, borrows from the nearest class, has a floor; t_C is a
- * moving average of all calls. */
+ * moving average of all calls. Agreement: the upper median of the ranks'
+ * t_B replaces this rank's own for the class, under its own margin. */
 #include "estimator.h"
 #include "helpers.h"
 
@@ -34,5 +35,36 @@ int main(void)
 	for (int i = 0; i < OR_EST_WINDOW; i++)
 		or_est_sample(&e, 1 << 20, 1000, 1);
 	T_ASSERT(or_est_bound(&e, 1 << 20) == OR_EST_FLOOR_NS, "floor");
+
+	/* Agreement: five ranks, one without an estimate; upper median of
+	 * 10, 40, 20, 30 ms is 30 ms. */
+	or_est_init(&e);
+	for (int i = 0; i < 20; i++)
+		or_est_sample(&e, 1 << 16, 5000000ull, 1);
+	T_ASSERT(or_est_own(&e, 1 << 16) == 5000000ull, "own t_B");
+	{
+		uint64_t tb[5] = { 10000000ull, 0, 40000000ull, 20000000ull,
+				   30000000ull };
+
+		or_est_agree(&e, 1 << 16, tb, 5);
+	}
+	T_ASSERT(or_est_bound(&e, 1 << 16) == 30000000ull, "agreed t_B");
+	T_ASSERT(or_est_own(&e, 1 << 16) == 5000000ull, "own t_B kept");
+	/* Same class, more bytes: scaled; another class: its own. */
+	T_ASSERT(or_est_bound(&e, (1 << 16) + (1 << 15)) == 45000000ull,
+		 "agreed t_B scaled");
+	T_ASSERT(or_est_bound(&e, 1 << 20) == 5000000ull * 16, "other class");
+	/* The margin is this rank's. */
+	or_est_late(&e, 1000, 1000);
+	T_ASSERT(or_est_bound(&e, 1 << 16) ==
+		 (uint64_t)(30000000ull * OR_EST_MARGIN_UP), "agreed times margin");
+	/* Nobody has an estimate: nothing changes. */
+	{
+		uint64_t none[3] = { 0, 0, 0 };
+
+		or_est_agree(&e, 1 << 16, none, 3);
+	}
+	T_ASSERT(or_est_bound(&e, 1 << 16) ==
+		 (uint64_t)(30000000ull * OR_EST_MARGIN_UP), "no estimates");
 	return 0;
 }

@@ -325,6 +325,7 @@ int main(int argc, char **argv)
 	       "lost=%llu expected=%llu compensated=%llu kernel_bytes_lost=%lld "
 	       "kernel_tx_bytes=%lld kernel_rx_bytes=%lld late_bytes=%llu "
 	       "steady_allocs=%ld ready_wait_ms=%.1f ready_missed=%llu "
+	       "deadline_ms=%.3f margin_pct=%llu "
 	       "inexact=%llu failed_calls=%llu max_err=%g error=%d ",
 	       (long long)rank, (long long)size,
 	       kind == OPTIREDUCE_TRANSPORT_KERNEL ? "kernel" : "tcp",
@@ -336,6 +337,7 @@ int main(int argc, char **argv)
 	       kdelta(&k0, &k1, "bytes_lost"), kdelta(&k0, &k1, "tx_bytes"),
 	       kdelta(&k0, &k1, "rx_bytes"), late, steady,
 	       st.ready_wait_ns / 1e6, (unsigned long long)st.ready_missed,
+	       st.deadline_ns / 1e6, (unsigned long long)st.margin_pct,
 	       t.inexact,
 	       t.failed_calls, t.max_err, rc);
 	print_moved(&k0, &k1);
