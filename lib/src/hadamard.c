@@ -30,10 +30,11 @@ static void stages(float *x, size_t b, size_t h)
 }
 
 void or_fwht_fwd_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
-			float scale, unsigned int flags)
+			float scale, unsigned int flags, const float *next)
 {
 	(void)scale;
 	(void)flags;
+	(void)next;
 	for (size_t i = 0; i < b; i++)
 		dst[i] = (signs[i >> 3] >> (i & 7)) & 1 ? -src[i] : src[i];
 	for (size_t h = or_hadamard_lanes(b); h < b; h <<= 1)
@@ -41,9 +42,10 @@ void or_fwht_fwd_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
 }
 
 void or_fwht_inv_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
-			float scale, unsigned int flags)
+			float scale, unsigned int flags, const float *next)
 {
 	(void)flags;
+	(void)next;
 	for (size_t h = b >> 1; h >= or_hadamard_lanes(b) && h; h >>= 1)
 		stages(src, b, h);
 	for (size_t i = 0; i < b; i++)
@@ -173,7 +175,8 @@ static void transform(float *dst, float *src, size_t n, uint64_t seed,
 		/* Pieces under 8 entries never reach the vector kernel. */
 		(b >= 8 ? fn : inverse ? or_fwht_inv_scalar : or_fwht_fwd_scalar)
 			(dst + off, src + off, b, signs,
-			 (float)(1.0 / (m * div)), flags);
+			 (float)(1.0 / (m * div)), flags,
+			 off + b < n ? src + off + b : NULL);
 		off += b;
 	}
 }

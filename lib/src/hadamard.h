@@ -73,27 +73,36 @@ const char *or_hadamard_impl_name(void);
  * (bit k of byte t is entry 8t + k); the inverse multiplies by scale along
  * with the signs, after the stages (the forward kernels ignore it). The forward kernel only reads src; the
  * inverse one may transform src in place before its last pass writes dst.
+ * next: the source of the block transformed after this one, or NULL; a
+ * streaming kernel fetches it into the cache while this block's results
+ * leave (reads and writes of memory then overlap, as in a plain copy).
  * Kernels: hadamard.c (scalar) and hadamard_avx2.c (AVX2 and AVX-512VL,
  * b >= 8).
  */
 typedef void (*or_fwht_fn)(float *dst, float *src, size_t b,
 			   const uint8_t *signs, float scale,
-			   unsigned int flags);
+			   unsigned int flags, const float *next);
 /* flags: the result will not be read soon (a large transform): a kernel may
  * write it past the caches. The result is the same either way. */
 #define OR_FWHT_STREAM		0x1u
 void or_fwht_fwd_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
-			float scale, unsigned int flags);
+			float scale, unsigned int flags,
+			const float *next);
 void or_fwht_inv_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
-			float scale, unsigned int flags);
+			float scale, unsigned int flags,
+			const float *next);
 void or_fwht_fwd_avx2(float *dst, float *src, size_t b, const uint8_t *signs,
-		      float scale, unsigned int flags);
+		      float scale, unsigned int flags,
+			const float *next);
 void or_fwht_inv_avx2(float *dst, float *src, size_t b, const uint8_t *signs,
-		      float scale, unsigned int flags);
+		      float scale, unsigned int flags,
+			const float *next);
 void or_fwht_fwd_avx512vl(float *dst, float *src, size_t b,
-			  const uint8_t *signs, float scale, unsigned int flags);
+			  const uint8_t *signs, float scale, unsigned int flags,
+			const float *next);
 void or_fwht_inv_avx512vl(float *dst, float *src, size_t b,
-			  const uint8_t *signs, float scale, unsigned int flags);
+			  const uint8_t *signs, float scale, unsigned int flags,
+			const float *next);
 
 /* Lane count of a piece of b entries, and the size of each lane's transform. */
 static inline size_t or_hadamard_lanes(size_t b)

@@ -257,9 +257,36 @@ static inline int streaming(const float *dst, size_t b, unsigned int flags)
 	       !((uintptr_t)dst & 31);
 }
 
+/*
+ * The last step of a streaming block, either way: its lines from L1 to dst
+ * past the caches, each store paired with a prefetch of a line of the next
+ * block. Reading a block and then writing one, as the passes otherwise
+ * would, leaves memory idle in turns: measured on a 16 MiB buffer, a
+ * blockwise copy through L1 ran at half the speed of a plain streaming
+ * copy, and at three quarters with the prefetch woven in (spreading the
+ * prefetch over the arithmetic instead was slower). The transform went
+ * from about 6 to 8-9 GB/s encoding, 6 to 7 decoding.
+ */
+AI void stream_out(float *dst, const float *work, size_t nv, const float *next)
+{
+	for (size_t v = 0; v < nv; v += 2) {
+		if (next)
+			_mm_prefetch((const char *)(next + 8 * v), _MM_HINT_T0);
+		_mm256_stream_ps(dst + 8 * v, _mm256_load_ps(work + 8 * v));
+		_mm256_stream_ps(dst + 8 * v + 8, _mm256_load_ps(work + 8 * v + 8));
+	}
+}
+
+/* Blocks of one pass have no copy to weave the prefetch into. */
+AI void prefetch_block(const float *next, size_t nv)
+{
+	for (size_t v = 0; v < nv; v += 2)
+		_mm_prefetch((const char *)(next + 8 * v), _MM_HINT_T0);
+}
+
 /* maxg: stages per memory pass, 3 with 16 vector registers, 5 with 32. */
 AI void fwd(float *dst, const float *src, size_t b, const uint8_t *signs,
-	    unsigned int flags, unsigned int maxg)
+	    unsigned int flags, const float *next, unsigned int maxg)
 {
 	const __m256 vs = _mm256_setzero_ps();	/* no scale on this side */
 	float tmp[SCRATCH_MAX] __attribute__((aligned(32)));
@@ -287,13 +314,15 @@ AI void fwd(float *dst, const float *src, size_t b, const uint8_t *signs,
 	 * which then flush partial lines. A last, sequential copy out of L1
 	 * streams whole lines. */
 	if (nt && levels > maxg)
-		PASS_ALL(dst, work, nv, 1, 0, maxg, 0, 0, 0, 1, signs, vs);
+		stream_out(dst, work, nv, next);
+	else if (nt && next)
+		prefetch_block(next, nv);
 	if (nt)
 		_mm_sfence();
 }
 
 AI void inv(float *dst, float *src, size_t b, const uint8_t *signs,
-	    float scale, unsigned int flags, unsigned int maxg)
+	    float scale, unsigned int flags, const float *next, unsigned int maxg)
 {
 	const __m256 vs = _mm256_set1_ps(scale);
 	float tmp[SCRATCH_MAX] __attribute__((aligned(32)));
@@ -316,23 +345,30 @@ AI void inv(float *dst, float *src, size_t b, const uint8_t *signs,
 				 0, 0, 0, signs, vs);
 		src = work;
 	}
-	PASS_ALL(dst, src, nv, 1, group_size(levels, 0, maxg), maxg, 1, 0, 1,
-		 nt, signs, vs);
-	if (nt)
-		_mm_sfence();
+	if (!nt) {
+		PASS_ALL(dst, src, nv, 1, group_size(levels, 0, maxg), maxg, 1,
+			 0, 1, 0, signs, vs);
+		return;
+	}
+	/* Streaming: the last pass ends in L1 too, so that the lines leave
+	 * with the next block's prefetch woven in (see stream_out()). */
+	PASS_ALL(work, src, nv, 1, group_size(levels, 0, maxg), maxg, 1, 0, 1,
+		 0, signs, vs);
+	stream_out(dst, work, nv, next);
+	_mm_sfence();
 }
 
 void or_fwht_fwd_avx2(float *dst, float *src, size_t b, const uint8_t *signs,
-		      float scale, unsigned int flags)
+		      float scale, unsigned int flags, const float *next)
 {
 	(void)scale;
-	fwd(dst, src, b, signs, flags, 3);
+	fwd(dst, src, b, signs, flags, next, 3);
 }
 
 void or_fwht_inv_avx2(float *dst, float *src, size_t b, const uint8_t *signs,
-		      float scale, unsigned int flags)
+		      float scale, unsigned int flags, const float *next)
 {
-	inv(dst, src, b, signs, scale, flags, 3);
+	inv(dst, src, b, signs, scale, flags, next, 3);
 }
 
 /*
@@ -346,15 +382,15 @@ void or_fwht_inv_avx2(float *dst, float *src, size_t b, const uint8_t *signs,
 
 AVX512VL void or_fwht_fwd_avx512vl(float *dst, float *src, size_t b,
 				   const uint8_t *signs, float scale,
-				   unsigned int flags)
+				   unsigned int flags, const float *next)
 {
 	(void)scale;
-	fwd(dst, src, b, signs, flags, 5);
+	fwd(dst, src, b, signs, flags, next, 5);
 }
 
 AVX512VL void or_fwht_inv_avx512vl(float *dst, float *src, size_t b,
 				   const uint8_t *signs, float scale,
-				   unsigned int flags)
+				   unsigned int flags, const float *next)
 {
-	inv(dst, src, b, signs, scale, flags, 5);
+	inv(dst, src, b, signs, scale, flags, next, 5);
 }
