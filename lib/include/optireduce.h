@@ -84,7 +84,9 @@ enum optireduce_transport {
 };
 
 enum optireduce_hadamard {
-	OPTIREDUCE_HADAMARD_AUTO	= 0,	/* on for calls on the lossy path */
+	OPTIREDUCE_HADAMARD_AUTO	= 0,	/* on for lossy-path calls while the
+						 * communicator's recent loss is
+						 * 1% or more (see the man page) */
 	OPTIREDUCE_HADAMARD_OFF		= 1,
 	OPTIREDUCE_HADAMARD_ON		= 2,	/* on for every call */
 };

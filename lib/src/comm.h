@@ -167,6 +167,8 @@ struct optireduce_comm {
 	uint64_t stats_ready_missed;
 	uint64_t fallback_until;
 	unsigned int trips_in_row;	/* trips without a clean lossy call */
+	double loss_avg;		/* moving average of reported loss */
+	int hadamard_auto;		/* AUTO's current answer (engine.c) */
 	struct or_contrib *contrib;	/* [size] */
 	struct or_comp_event *events;	/* [2 * size * OR_MAX_MISSING] */
 	int no_compensation;		/* tests: the authors' fill, for contrast */

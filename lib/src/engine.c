@@ -248,6 +248,31 @@ static uint64_t fallback_len(unsigned int cap, unsigned int trips_in_row)
 }
 
 /*
+ * HADAMARD_AUTO: the transform spreads a loss over its block, which keeps
+ * training on course at loss rates of 5-10% but buys nothing at 1% or
+ * less (the paper), while it costs two passes over the buffer per call.
+ * So AUTO follows the loss the ranks report: a moving average (1/4) of
+ * the lost fraction of lossy calls, the transform on from 1% and off again
+ * under 0.25%. The reports are the same on every rank and consumed in the
+ * same order, so every rank makes the same choice for the same call, as
+ * it must: a sum of transformed and untransformed vectors is garbage.
+ */
+#define OR_HADAMARD_AUTO_ON	0.01
+#define OR_HADAMARD_AUTO_OFF	0.0025
+
+static void hadamard_auto_update(optireduce_comm *c, uint64_t lost,
+				 uint64_t expected)
+{
+	if (!expected)
+		return;
+	c->loss_avg += ((double)lost / expected - c->loss_avg) / 4;
+	if (c->loss_avg >= OR_HADAMARD_AUTO_ON)
+		c->hadamard_auto = 1;
+	else if (c->loss_avg < OR_HADAMARD_AUTO_OFF)
+		c->hadamard_auto = 0;
+}
+
+/*
  * Before call seq may start, the reports of call seq - OR_REPORT_LAG must
  * be in; they decide the path of calls from seq on, identically on every
  * rank. Returns 1 when seq may start.
@@ -272,6 +297,7 @@ static int reports_ready(optireduce_comm *c, uint64_t seq)
 		c->t_b[p] = le64toh(rs->r[p].t_b_ns);
 	}
 	or_est_agree(&c->est, rs->bytes, c->t_b, c->size);
+	hadamard_auto_update(c, lost, expected);
 	pthread_mutex_lock(&c->lock);
 	ppm = c->cfg.loss_threshold_ppm;
 	fallback = c->cfg.fallback_calls;
@@ -692,7 +718,8 @@ static int activate(optireduce_comm *c)
 	a->reliable = !c->lossy || seq < warmup || seq < fallback_until;
 	a->t = a->reliable ? c->rel : c->lossy;
 	a->hadamard = n > 1 && (call->hadamard_mode == OPTIREDUCE_HADAMARD_ON ||
-		(call->hadamard_mode == OPTIREDUCE_HADAMARD_AUTO && !a->reliable));
+		(call->hadamard_mode == OPTIREDUCE_HADAMARD_AUTO &&
+		 !a->reliable && c->hadamard_auto));
 	a->seed = or_mix64(c->cfg.seed ^ or_mix64(seq + 1));
 	or_sched_init(&a->s, n, call->incast);
 	a->len = or_shard_len(call->count, n, me);

@@ -54,7 +54,7 @@ int main(void)
 	cfg.warmup_calls = 3;
 	cfg.fallback_calls = 32;
 	cfg.loss_threshold_ppm = 50000;
-	cfg.hadamard = OPTIREDUCE_HADAMARD_AUTO;
+	cfg.hadamard = OPTIREDUCE_HADAMARD_ON;
 	t_world_init(&w, N, &cfg, &loss);
 	for (int r = 0; r < N; r++)
 		b[r] = bufs[r];
@@ -65,12 +65,14 @@ int main(void)
 			for (int i = 0; i < COUNT; i++)
 				bufs[r][i] = t_value(r, i, call);
 		t_world_allreduce(&w, b, COUNT, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, res);
+		/* The transform is on for every call (ON). */
 		if (call < 3)
 			want = OPTIREDUCE_RES_RELIABLE | OPTIREDUCE_RES_WARMUP;
 		else if (fallback(call))
 			want = OPTIREDUCE_RES_RELIABLE | OPTIREDUCE_RES_FALLBACK;
 		else
-			want = OPTIREDUCE_RES_HADAMARD;	/* lossy: AUTO turns it on */
+			want = 0;
+		want |= OPTIREDUCE_RES_HADAMARD;
 		for (int r = 0; r < N; r++) {
 			uint32_t f = res[r].flags & ~(OPTIREDUCE_RES_LOSS_HIGH |
 						      OPTIREDUCE_RES_ESTIMATED);
