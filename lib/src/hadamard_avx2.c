@@ -269,12 +269,16 @@ static inline int streaming(const float *dst, size_t b, unsigned int flags)
  */
 AI void stream_out(float *dst, const float *work, size_t nv, const float *next)
 {
-	for (size_t v = 0; v < nv; v += 2) {
+	size_t v;
+
+	for (v = 0; v + 1 < nv; v += 2) {
 		if (next)
 			_mm_prefetch((const char *)(next + 8 * v), _MM_HINT_T0);
 		_mm256_stream_ps(dst + 8 * v, _mm256_load_ps(work + 8 * v));
 		_mm256_stream_ps(dst + 8 * v + 8, _mm256_load_ps(work + 8 * v + 8));
 	}
+	if (v < nv)	/* a block of one vector (8 entries) */
+		_mm256_stream_ps(dst + 8 * v, _mm256_load_ps(work + 8 * v));
 }
 
 /* Blocks of one pass have no copy to weave the prefetch into. */
