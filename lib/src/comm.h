@@ -117,11 +117,11 @@ struct or_active {
 	uint8_t *p1_recv, *p1_send, *p2_recv, p2_send;	/* done flags */
 	/*
 	 * Ready signals (cfg.ready_kb): a gated call sends phase 1 to peer j
-	 * only after j's signal (ready[j]) or the round's deadline; sent[j]
-	 * says the send went out, waiting counts the peers held back.
+	 * only after j's signal (ready[j]) or once the call's bound passed;
+	 * p1_issued[j] says the send went out, waiting counts the peers held
+	 * back, since wait_since.
 	 */
 	int gated;
-	int ready_sent;
 	unsigned int waiting;
 	int64_t wait_since;
 	uint8_t *ready, *p1_issued;

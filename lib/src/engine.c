@@ -540,7 +540,6 @@ static int send_ready(optireduce_comm *c)
 		.user_data = ud(UD_READY_SEND, c->rank, c->act.c->seq),
 	};
 
-	c->act.ready_sent = 1;
 	return c->rel->ops->send(c->rel, &tx);
 }
 
@@ -594,7 +593,8 @@ static int start_round(optireduce_comm *c, unsigned int k)
 	struct or_active *a = &c->act;
 	int lo, hi, rc;
 
-	if (k == 0 && a->gated && !a->ready_sent) {
+	/* Round 0 starts once per call. */
+	if (k == 0 && a->gated) {
 		rc = send_ready(c);
 		if (rc)
 			return rc;
@@ -770,7 +770,6 @@ static int activate(optireduce_comm *c)
 	memset(a->p2_nmiss, 0, n * sizeof(uint32_t));
 	a->p2_send = !a->len;		/* an empty shard is never sent */
 	a->gated = gated(c, call);
-	a->ready_sent = 0;
 	a->waiting = 0;
 	for (int j = 0; j < n; j++) {
 		int empty = j == me || !or_shard_len(call->count, n, j);
