@@ -181,6 +181,7 @@ static int optr_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		struct optireduce_send send;
 		struct optireduce_post post;
 		struct optireduce_cancel cancel;
+		struct optireduce_deadline deadline;
 	} u;
 	size_t size;
 	int type, err;
@@ -207,6 +208,10 @@ static int optr_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		if (size != sizeof(u.cancel) || msg_data_left(msg))
 			return -EINVAL;
 		return optr_cancel(osk, &u.cancel);
+	case OPTIREDUCE_CMSG_DEADLINE:
+		if (size != sizeof(u.deadline) || msg_data_left(msg))
+			return -EINVAL;
+		return optr_retime(osk, &u.deadline);
 	default:
 		return -EINVAL;
 	}

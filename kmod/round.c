@@ -621,6 +621,34 @@ int optr_cancel(struct optr_sock *osk, const struct optireduce_cancel *c)
 	return 0;
 }
 
+/*
+ * A new deadline for an open round, from now. The library opens a round
+ * before it knows when its senders start (a rank still computing starts
+ * late, through no fault of the network) and moves the deadline once they
+ * have. An armed early timeout keeps its idle window; the timer is re-armed
+ * for whichever comes first.
+ */
+int optr_retime(struct optr_sock *osk, const struct optireduce_deadline *d)
+{
+	struct optr_round *r;
+
+	if (!d->deadline_us || d->deadline_us > OPTR_DEADLINE_LIMIT_US)
+		return -EINVAL;
+	if (!READ_ONCE(osk->comm))
+		return -ENOTCONN;
+	spin_lock_bh(&osk->lock);
+	r = optr_round_find(osk, d->round);
+	if (r) {
+		r->deadline = ktime_add_us(ktime_get(), d->deadline_us);
+		if (r->early_armed)
+			optr_round_early_rearm(r);
+		else
+			optr_round_timer_arm(r, r->deadline);
+	}
+	spin_unlock_bh(&osk->lock);
+	return r ? 0 : -ENOENT;
+}
+
 /* Free ended rounds; process context, no lock held. */
 void optr_rounds_reap(struct optr_sock *osk)
 {

@@ -3,7 +3,8 @@
  * Rounds, posted buffers and completions.
  *
  * A round is opened by its first post and ends when every post completed
- * (the last one posted without OPTIREDUCE_POST_MORE), at its deadline, by
+ * (the last one posted without OPTIREDUCE_POST_MORE), at its deadline
+ * (set by that post, moved by OPTIREDUCE_CMSG_DEADLINE), by
  * the early timeout, by OPTIREDUCE_CMSG_CANCEL, or when the socket closes.
  * Ending it completes every post still pending and queues the completions.
  */
@@ -82,6 +83,7 @@ static inline struct optr_skb_cb *optr_skb_cb(struct sk_buff *skb)
 int optr_post(struct optr_sock *osk, const struct optireduce_post *p,
 	      struct iov_iter *iter);
 int optr_cancel(struct optr_sock *osk, const struct optireduce_cancel *c);
+int optr_retime(struct optr_sock *osk, const struct optireduce_deadline *d);
 int optr_recv_completions(struct optr_sock *osk, struct msghdr *msg,
 			  int flags);
 bool optr_deliver(struct optr_sock *osk, struct sk_buff *skb, u32 dataoff,

@@ -4,6 +4,7 @@
  *
  *   round->timer (hrtimer, CLOCK_MONOTONIC, absolute, softirq)
  *     armed by:   optr_round_open() for the round's deadline;
+ *                 optr_retime() for a deadline moved by the caller;
  *                 optr_round_maybe_arm_early() once every expected sender's
  *                 last fragment arrived (or it moved on to a later round),
  *                 for last_rx + idle window (optr_round_idle_ns());

@@ -126,6 +126,16 @@ static inline int optr_cancel(int fd, __u32 round)
 	return (int)optr_ctl(fd, OPTIREDUCE_CMSG_CANCEL, &c, sizeof(c), NULL, 0);
 }
 
+static inline int optr_retime(int fd, __u32 round, __u32 deadline_us)
+{
+	struct optireduce_deadline d = {
+		.round = round, .deadline_us = deadline_us,
+	};
+
+	return (int)optr_ctl(fd, OPTIREDUCE_CMSG_DEADLINE, &d, sizeof(d), NULL,
+			     0);
+}
+
 static inline int optr_wait_readable(int fd, int timeout_ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };

@@ -187,6 +187,49 @@ TEST_F(pair, expires_at_deadline)
 	       (unsigned long long)took / 1000);
 }
 
+/*
+ * A moved deadline: later, the round waits for a sender that starts late
+ * and gets its whole message; earlier, it ends at the new time.
+ */
+TEST_F(pair, deadline_moved_later)
+{
+	__u8 src[3000], dst[3000];
+	struct optr_compl c;
+
+	fill(src, sizeof(src), 4);
+	ASSERT_EQ(0, optr_post(self->b, 1, 0, 0, 0, 100000, 0, dst,
+			       sizeof(dst)));
+	ASSERT_EQ(0, optr_retime(self->b, 1, 2000000));
+	usleep(300000);		/* three times the deadline first given */
+	ASSERT_EQ((ssize_t)sizeof(src), optr_send(self->a, 1, 0, 1, 0, src,
+						  sizeof(src)));
+	ASSERT_EQ(0, optr_recv_one(self->b, &c, 5000));
+	EXPECT_EQ(OPTIREDUCE_COMPLETE, c.h.status);
+	EXPECT_EQ(0, memcmp(src, dst, sizeof(dst)));
+}
+
+TEST_F(pair, deadline_moved_earlier)
+{
+	__u8 dst[4096];
+	struct optr_compl c;
+	__u64 t0 = optr_now_ns(), took;
+
+	ASSERT_EQ(0, optr_post(self->b, 1, 0, 0, 0, 30000000, 0, dst,
+			       sizeof(dst)));
+	ASSERT_EQ(0, optr_retime(self->b, 1, 150000));
+	ASSERT_EQ(0, optr_recv_one(self->b, &c, 5000));
+	took = optr_now_ns() - t0;
+	EXPECT_EQ(OPTIREDUCE_EXPIRED, c.h.status);
+	EXPECT_EQ(sizeof(dst), c.r[0].len);
+	EXPECT_GE(took, 150000000ULL);
+	EXPECT_LE(took, 150000000ULL + LATE_NS);
+	/* Ended: there is nothing left to move. */
+	EXPECT_EQ(-1, optr_retime(self->b, 1, 1000));
+	EXPECT_EQ(ENOENT, errno);
+	TH_LOG("deadline 30 s moved to 150 ms, completion after %llu us",
+	       (unsigned long long)took / 1000);
+}
+
 /* Missing ranges are exactly the bytes that never came. */
 TEST_F(pair, reports_exact_missing_ranges)
 {

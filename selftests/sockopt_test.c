@@ -360,6 +360,25 @@ TEST_F(joined, cancel_validation)
 				      sizeof(c), NULL, 0));
 }
 
+TEST_F(joined, deadline_validation)
+{
+	struct optireduce_deadline d = { .round = 1, .deadline_us = 0 };
+
+	/* 0 ("the socket's estimate") is a post's, not a move's. */
+	EXPECT_ERRNO(EINVAL, optr_ctl(self->fd, OPTIREDUCE_CMSG_DEADLINE, &d,
+				      sizeof(d), NULL, 0));
+	d.deadline_us = 60000001;
+	EXPECT_ERRNO(EINVAL, optr_ctl(self->fd, OPTIREDUCE_CMSG_DEADLINE, &d,
+				      sizeof(d), NULL, 0));
+	d.deadline_us = 1000;
+	EXPECT_ERRNO(EINVAL, optr_ctl(self->fd, OPTIREDUCE_CMSG_DEADLINE, &d,
+				      sizeof(d) - 1, NULL, 0));
+	EXPECT_ERRNO(EINVAL, optr_ctl(self->fd, OPTIREDUCE_CMSG_DEADLINE, &d,
+				      sizeof(d), self->buf, 10));
+	EXPECT_ERRNO(ENOENT, optr_ctl(self->fd, OPTIREDUCE_CMSG_DEADLINE, &d,
+				      sizeof(d), NULL, 0));
+}
+
 TEST(not_joined)
 {
 	struct optireduce_send s = { .dst = 1 };

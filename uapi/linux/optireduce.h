@@ -52,6 +52,11 @@
  *                            is the buffer to fill. Returns 0.
  *   OPTIREDUCE_CMSG_CANCEL   struct optireduce_cancel: complete every
  *                            pending post of a round as CANCELLED.
+ *   OPTIREDUCE_CMSG_DEADLINE struct optireduce_deadline: move an open
+ *                            round's deadline to deadline_us from now
+ *                            (earlier or later; ENOENT when the round is
+ *                            not open). For a caller that learns only
+ *                            after posting when its senders started.
  *
  * recvmsg() fills the buffer with as many completion records as fit, each
  * a struct optireduce_completion followed by nranges struct optireduce_range
@@ -77,7 +82,7 @@
 #include <linux/types.h>
 
 /* Bumped on any incompatible change of this header. */
-#define OPTIREDUCE_ABI			2
+#define OPTIREDUCE_ABI			3
 
 #define OPTIREDUCE_SYSFS_PARAMS		"/sys/module/optireduce/parameters/"
 #define OPTIREDUCE_SYSFS_FAMILY		OPTIREDUCE_SYSFS_PARAMS "family"
@@ -111,6 +116,7 @@ enum {
 	OPTIREDUCE_CMSG_SEND = 1,
 	OPTIREDUCE_CMSG_POST,
 	OPTIREDUCE_CMSG_CANCEL,
+	OPTIREDUCE_CMSG_DEADLINE,
 };
 
 /* An IPv4 address of a rank or a multicast group (IPv6 is not yet carried:
@@ -176,6 +182,12 @@ struct optireduce_post {
 struct optireduce_cancel {
 	__u32 round;
 	__u32 reserved;		/* 0 */
+};
+
+/* OPTIREDUCE_CMSG_DEADLINE */
+struct optireduce_deadline {
+	__u32 round;
+	__u32 deadline_us;	/* from now: 1 .. 60 s, like a post's */
 };
 
 enum optireduce_status {
