@@ -393,6 +393,35 @@ if runnable "late rank" 2; then
 	echo "$backlog" >"$PARAMS/backlog_kb"
 fi
 
+# --- a rank late after warm-up: deadlines start when every rank has ------
+# Rank 1 starts calls 3.. a second late (its computation ran long), which
+# the peer's warm-up never measured: its bound is a few milliseconds plus
+# the guest's slack. Gated calls (ready_kb 0, as the DDP hook runs) start
+# their receives' deadlines once every peer's ready signal is in, and stay
+# exact; ungated, the peer's receives expire while rank 1 sleeps.
+if runnable "late after warm-up" 2; then
+	skew=(OPTIREDUCE_DEADLINE_SLACK_MS=300 OPTIREDUCE_WARMUP=3
+	      OPTIREDUCE_HADAMARD=off -- --calls 8 --count 4096 --late-rank 1
+	      --late-ms 1000 --late-from 3)
+	name="n=2 late after warm-up, gated"
+	if run_case "$name" 2 OPTIREDUCE_READY_KB=0 "${skew[@]}" &&
+	   check_path "$name" 2 kernel && check_exact "$name" 2; then
+		ktap_ok "$name: deadlines wait for the late rank, exact sum"
+	else
+		ktap_fail "$name: deadlines wait for the late rank, exact sum"
+		explain "$name"
+	fi
+	name="n=2 late after warm-up, not gated"
+	if run_case "$name" 2 OPTIREDUCE_READY_KB=1048576 "${skew[@]}" --check none &&
+	   awk "$KV"'/^rank=0/ { kv(); print "# the early rank lost " v["lost"] " of " v["expected"]
+				 exit !(v["lost"] > 0) }' "$OUT/$name.0"; then
+		ktap_ok "$name: the early rank's deadlines cut the late rank off"
+	else
+		ktap_fail "$name: the early rank's deadlines cut the late rank off"
+		explain "$name"
+	fi
+fi
+
 # --- module absent: the reliable path, one notice, exact -----------------
 name="n=4 module absent"
 if ! rmmod optireduce; then

@@ -125,9 +125,11 @@ struct optireduce_config {
 	/*
 	 * Lossy calls in which a rank receives more than ready_kb KiB in
 	 * phase 1 send to a peer only once it said that it posted its
-	 * receives (or the round's deadline passed): a peer still in an
-	 * earlier call would otherwise find that data in its socket's
-	 * bounded backlog, or lose it. Same on all ranks.
+	 * receives: a peer still in an earlier call would otherwise find
+	 * that data in its socket's bounded backlog, or lose it. Their
+	 * receive deadlines start once every peer has said so, so a peer
+	 * that starts late is waited for. 0: every lossy call. Same on all
+	 * ranks.
 	 */
 	unsigned int ready_kb;
 	unsigned int reserved[5];	/* must be zero */
@@ -175,8 +177,8 @@ struct optireduce_stats {
 					 * deadline: what the margin follows */
 	uint64_t ready_wait_ns;		/* phase-1 sends held for peers'
 					 * ready signals (see ready_kb) */
-	uint64_t ready_missed;		/* ... that went at the deadline
-					 * without one */
+	uint64_t ready_missed;		/* ... that went without one after
+					 * a minute's wait */
 	uint64_t reserved[4];
 };
 

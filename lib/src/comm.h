@@ -37,6 +37,10 @@
 
 #define OR_COMM_MAGIC		0x4f52434du	/* "ORCM" */
 #define OR_REPORT_LAG		8
+/* How long a gated call waits for a peer to start before its receives
+ * end anyway: the kernel's longest deadline. A peer that never starts is
+ * dead, and its connection's failure ends the call first. */
+#define OR_READY_WAIT_NS	(60 * 1000000000LL)
 #define OR_MAX_MISSING		256	/* missing ranges per received message */
 #define OR_SLOT_BITS		12	/* handle = generation << 12 | slot */
 
@@ -109,6 +113,9 @@ struct or_active {
 	unsigned int round;		/* 0 .. r1 + r2 */
 	int round_started;
 	int64_t t0;			/* became active */
+	/* Receive deadlines count from here: t0, or for a gated call the
+	 * moment every peer had said it started (0 until then). */
+	int64_t base;
 	int64_t budget;			/* per round, lossy calls */
 	int64_t early;
 	int64_t bound;			/* t_B used */
@@ -117,7 +124,7 @@ struct or_active {
 	uint8_t *p1_recv, *p1_send, *p2_recv, p2_send;	/* done flags */
 	/*
 	 * Ready signals (cfg.ready_kb): a gated call sends phase 1 to peer j
-	 * only after j's signal (ready[j]) or once the call's bound passed;
+	 * only after j's signal (ready[j]), or once OR_READY_WAIT_NS passed;
 	 * p1_issued[j] says the send went out, waiting counts the peers held
 	 * back, since wait_since.
 	 */

@@ -353,7 +353,11 @@ static float *shard_ptr(struct or_active *a, int j)
 
 static int64_t recv_deadline(struct or_active *a, unsigned int round)
 {
-	return a->reliable ? 0 : a->t0 + (int64_t)(round + 1) * a->budget;
+	if (a->reliable)
+		return 0;
+	if (!a->base)
+		return a->t0 + OR_READY_WAIT_NS;	/* see start_clock() */
+	return a->base + (int64_t)(round + 1) * a->budget;
 }
 
 /* Shard j in the phase-2 buffer. */
@@ -454,8 +458,8 @@ static void finish(optireduce_comm *c)
 	if (n > 1) {
 		/* Also after reliable calls, so stats show the bound a lossy
 		 * call of this size would get. */
-		or_est_sample(&c->est, call->count * sizeof(float), now - a->t0,
-			      a->reliable);
+		or_est_sample(&c->est, call->count * sizeof(float),
+			      now - (a->base ? a->base : a->t0), a->reliable);
 		or_est_bound(&c->est, call->count * sizeof(float));
 		or_est_average(&c->est, call->count * sizeof(float));
 	}
@@ -498,17 +502,21 @@ static void p2_group(struct or_active *a, unsigned int g, int *lo, int *hi)
 }
 
 /*
- * Ready signals. A rank still finishing an earlier call has not posted
- * this call's receives; what peers send it meanwhile waits in its socket's
- * backlog, which is bounded (backlog_kb), and the rest is lost. Calls large
- * enough to overflow it (more than ready_kb in phase 1 per rank, decided
- * from count and size alone, so alike on every rank) therefore take one
- * more step: once its receives are posted, a rank says so to every peer
- * over the reliable path, and a peer sends it phase 1 only after that, or
- * when its own call's bound has passed. Phase 2 needs none: its receives
- * are posted with phase 1's. Ranks in step lose about one one-way delay,
- * on calls that take many. A rank that is behind is waited for instead of
- * flooded, and its peers finish their call after it started: waiting
+ * Ready signals. A rank still finishing an earlier call, or still
+ * computing the gradients it brings, has not posted this call's receives;
+ * what peers send it meanwhile waits in its socket's backlog, which is
+ * bounded (backlog_kb), and the rest is lost. And the peers' own receives
+ * from it run their deadlines while it has not even started. Calls large
+ * enough to overflow the backlog (more than ready_kb in phase 1 per rank,
+ * decided from count and size alone, so alike on every rank; ready_kb 0:
+ * every lossy call, as the DDP hook does) therefore take one more step:
+ * once its receives are posted, a rank says so to every peer over the
+ * reliable path, and a peer sends it phase 1 only after that. Phase 2
+ * needs none: its receives are posted with phase 1's. The receives of a
+ * gated call wait for every peer's signal before their deadlines start
+ * (start_clock()). Ranks in step lose about one one-way delay, on calls
+ * that take many. A rank that is behind is waited for instead of flooded
+ * or cut off, and its peers finish their call after it started: waiting
  * pulls ranks back into step, where sending at once would keep the ones
  * ahead ahead (each of their calls cut short by its deadline).
  */
@@ -543,6 +551,39 @@ static int send_ready(optireduce_comm *c)
 	return c->rel->ops->send(c->rel, &tx);
 }
 
+static int all_ready(optireduce_comm *c)
+{
+	for (int j = 0; j < c->size; j++)
+		if (!c->act.ready[j])
+			return 0;
+	return 1;
+}
+
+/*
+ * Every peer has started this gated call: its receives were posted with
+ * OR_READY_WAIT_NS and now get the deadlines the schedule gives them,
+ * counted from this moment instead of from our own start. A peer still
+ * computing when we started is late through no fault of the network;
+ * counting from our start would cut its data, and count the wait as
+ * network time in the estimates.
+ */
+static void start_clock(optireduce_comm *c)
+{
+	struct or_active *a = &c->act;
+	unsigned int last = a->s.r1 + a->s.r2 - 1;
+	int rc;
+
+	a->base = or_now_ns();
+	/* A phase's kernel round ends at its last TAR round's deadline. */
+	rc = a->t->ops->retime(a->t, or_tag(a->c->seq, OR_PHASE_SCATTER),
+			       recv_deadline(a, a->s.r1 - 1));
+	if (!rc)
+		rc = a->t->ops->retime(a->t, or_tag(a->c->seq, OR_PHASE_GATHER),
+				       recv_deadline(a, last));
+	if (rc)
+		break_comm(c, rc);
+}
+
 /*
  * Phase-1 sends of round k that may go now (see gated()); a->waiting counts
  * those still held. Called again while any are.
@@ -552,7 +593,7 @@ static int issue_p1(optireduce_comm *c, unsigned int k)
 	struct or_active *a = &c->act;
 	unsigned int peers[OPTIREDUCE_MAX_RANKS], np;
 	int64_t now = a->gated ? or_now_ns() : 0;
-	int expired = a->gated && now >= a->t0 + a->bound;
+	int expired = a->gated && now >= a->t0 + OR_READY_WAIT_NS;
 	unsigned int held = 0;
 	int rc;
 
@@ -770,6 +811,7 @@ static int activate(optireduce_comm *c)
 	memset(a->p2_nmiss, 0, n * sizeof(uint32_t));
 	a->p2_send = !a->len;		/* an empty shard is never sent */
 	a->gated = gated(c, call);
+	a->base = a->gated ? 0 : a->t0;
 	a->waiting = 0;
 	for (int j = 0; j < n; j++) {
 		int empty = j == me || !or_shard_len(call->count, n, j);
@@ -879,6 +921,8 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 		break;
 	case UD_READY_RECV:
 		a->ready[peer] = 1;
+		if (!a->base && all_ready(c))
+			start_clock(c);
 		break;
 	}
 }
@@ -892,7 +936,7 @@ static int64_t next_timer(optireduce_comm *c)
 	if (!a->c)
 		return 0;
 	if (a->waiting) {
-		int64_t d = a->t0 + a->bound;
+		int64_t d = a->t0 + OR_READY_WAIT_NS;
 
 		if (!t || d < t)
 			t = d;

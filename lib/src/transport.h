@@ -161,6 +161,12 @@ struct or_transport_ops {
 	 * deadline margin follows them. NULL: never late (reliable).
 	 */
 	uint64_t (*late)(struct or_transport *t);
+	/*
+	 * Lossy transports: the receives of tag still pending now end at
+	 * deadline_ns instead (earlier or later). Those already ended are
+	 * not affected. 0 or -errno. NULL: no deadlines (reliable).
+	 */
+	int (*retime)(struct or_transport *t, uint64_t tag, int64_t deadline_ns);
 };
 
 struct or_transport {

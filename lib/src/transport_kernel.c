@@ -62,6 +62,22 @@ static int queue_cancel(struct kt *kt, uint32_t round)
 	return 0;
 }
 
+static int queue_retime(struct kt *kt, uint32_t round, int64_t deadline_ns)
+{
+	struct kt_op *op = kt_op_get(kt, KT_DEADLINE, 1, 0);
+	struct optireduce_deadline *d;
+
+	if (!op)
+		return -ENOMEM;
+	op->round = round;
+	d = kt_op_prep(kt, op, OPTIREDUCE_CMSG_DEADLINE, sizeof(*d), NULL, 0);
+	d->round = round;
+	/* Stamped now, not at submission: the batch goes out in this reap. */
+	d->deadline_us = until_us(deadline_ns + kt->slack_ns, 1);
+	kt_queue(kt, op);
+	return 0;
+}
+
 /* The deadline of a round opened by this batch, filled in just before the
  * batch goes to the kernel, so that the time spent queued counts. */
 static void stamp_deadline(struct kt *kt, struct kt_round *r)
@@ -219,6 +235,30 @@ static int kt_send(struct or_transport *t, const struct or_send *tx)
 	return 0;
 }
 
+/* A round still waiting for its first post's submission takes the new
+ * deadline with it; an open one is moved; one whose posts all completed
+ * has nothing left to move. */
+static int kt_retime(struct or_transport *t, uint64_t tag, int64_t deadline_ns)
+{
+	struct kt *kt = to_kt(t);
+	uint32_t round, msg;
+	struct kt_round *r;
+	int rc;
+
+	if (kt->err)
+		return kt->err;
+	rc = tag_round(tag, &round, &msg);
+	if (rc)
+		return rc;
+	r = kt_round_find(kt, round);
+	if (!r || !r->open)
+		return 0;
+	r->deadline_ns = deadline_ns;
+	if (r->first)
+		return 0;
+	return queue_retime(kt, round, deadline_ns);
+}
+
 static int kt_reap(struct or_transport *t, struct or_cqe *cqes,
 		   unsigned int max)
 {
@@ -309,6 +349,7 @@ static const struct or_transport_ops kt_ops = {
 	.reap = kt_reap,
 	.destroy = kt_destroy,
 	.late = kt_late,
+	.retime = kt_retime,
 };
 
 /* Tests: bytes of receives posted after their round ended (late_post). */

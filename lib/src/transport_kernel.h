@@ -30,6 +30,9 @@
  *               share the kernel round, whose deadline is then the phase's
  *               last (an earlier TAR round may end later than the engine
  *               planned, never the call).
+ *               retime() moves an open round's deadline
+ *               (OPTIREDUCE_CMSG_DEADLINE), or only the one its first post
+ *               will carry when that is still queued.
  *   early hint  the same post carries the largest early_ns (the engine's
  *               t_C per round) as early_us: the kernel's early timeout
  *               waits early_idle_pct percent of it, not of the socket's
@@ -60,6 +63,7 @@ enum kt_kind {
 	KT_POST = 1,
 	KT_SEND,
 	KT_CANCEL,
+	KT_DEADLINE,
 };
 
 /*

@@ -118,7 +118,13 @@ void kt_op_done(struct kt *kt, struct kt_op *op, int res)
 			kt_fail(kt, -ENOMEM);
 		break;
 	case KT_CANCEL:
+	case KT_DEADLINE:
 		/* ENOENT: the round had ended by itself. Nothing to report. */
+		if (res < 0 && res != -ENOENT)
+			or_debug("kernel: rank %d: round %u: %s failed: %s",
+				 kt->t.rank, op->round,
+				 op->kind == KT_CANCEL ? "cancel" : "retime",
+				 strerror(-res));
 		break;
 	}
 	kt_op_put(kt, op);

@@ -296,6 +296,18 @@ static int sim_reap(struct or_transport *t, struct or_cqe *cqes, unsigned int ma
 	return n;
 }
 
+static int sim_retime(struct or_transport *t, uint64_t tag, int64_t deadline_ns)
+{
+	struct sim_ep *e = (struct sim_ep *)t;
+
+	pthread_mutex_lock(&e->f->lock);
+	for (struct sim_post *p = e->posted; p; p = p->next)
+		if (p->r.tag == tag)
+			p->r.deadline_ns = deadline_ns;
+	pthread_mutex_unlock(&e->f->lock);
+	return 0;
+}
+
 static void sim_destroy(struct or_transport *t)
 {
 	struct sim_ep *e = (struct sim_ep *)t;
@@ -339,6 +351,7 @@ static const struct or_transport_ops sim_ops = {
 	.reap = sim_reap,
 	.destroy = sim_destroy,
 	.late = sim_late,
+	.retime = sim_retime,
 };
 
 int or_sim_transport_create(struct or_sim_fabric *f, int rank,

@@ -77,7 +77,10 @@ class OptiReduceState:
                     this many steps (0: never).
     **comm_options  passed to optireduce.Comm (transport, hadamard,
                     warmup_calls, loss_threshold, timeout_ms, quiet, ...);
-                    OPTIREDUCE_* variables override them.
+                    OPTIREDUCE_* variables override them. ready_kb defaults
+                    to 0 here: every lossy bucket starts with ready signals,
+                    so a rank whose backward pass ran long is waited for,
+                    not cut off by its peers' deadlines.
     """
 
     def __init__(self, process_group=None, *, rendezvous="store",
@@ -101,6 +104,10 @@ class OptiReduceState:
         self.loss_check_every = int(loss_check_every)
         self.log_every = int(log_every)
 
+        # Buckets follow computation, whose time varies from rank to rank
+        # and step to step; warm-up calls cannot bound that (see ready_kb
+        # in optireduce_config_init(3)).
+        comm_options.setdefault("ready_kb", 0)
         if rendezvous == "store":
             self.comm = self._rendezvous_store(comm_options)
         elif rendezvous == "env":

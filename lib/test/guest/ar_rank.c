@@ -7,7 +7,7 @@
  *
  *   ar_rank [--calls N] [--count N] [--inflight K] [--check exact|bounded|none]
  *           [--common K] [--spread D] [--per-call] [--path kernel|tcp]
- *           [--late-rank R --late-ms MS]
+ *           [--late-rank R --late-ms MS [--late-from N]]
  *
  * Data of call c on rank r: x[i] = common(c, i) + spread(c, r, i), with
  * |common| <= K and |spread| <= D integers. Checks (why they hold: see
@@ -33,7 +33,8 @@
  * ranks on one machine)
  * --late-rank R --late-ms MS: rank R sleeps MS before starting each call,
  * so its peers are ahead of it by that much (a rank finishing its previous
- * call late).
+ * call late); with --late-from N only from call N on (after warm-up: a
+ * rank whose computation ran long, which its peers' bounds never saw).
  * Exit status 0 when every check held.
  */
 #include <getopt.h>
@@ -47,7 +48,7 @@
 #include "comm.h"		/* the kernel transport's late-post count */
 
 struct opts {
-	int calls, inflight, per_call, late_rank, late_ms;
+	int calls, inflight, per_call, late_rank, late_ms, late_from;
 	size_t count;
 	int common, spread;
 	const char *check, *path;
@@ -186,7 +187,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "common", 1, 0, 'K' }, { "spread", 1, 0, 'D' },
 		{ "per-call", 0, 0, 'p' }, { "path", 1, 0, 't' },
 		{ "late-rank", 1, 0, 'L' }, { "late-ms", 1, 0, 'M' },
-		{ 0, 0, 0, 0 },
+		{ "late-from", 1, 0, 'F' }, { 0, 0, 0, 0 },
 	};
 	int ch;
 
@@ -205,11 +206,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 't': o->path = optarg; break;
 		case 'L': o->late_rank = atoi(optarg); break;
 		case 'M': o->late_ms = atoi(optarg); break;
+		case 'F': o->late_from = atoi(optarg); break;
 		default: return -1;
 		}
 	}
 	if (o->calls < 1 || o->inflight < 1 || o->inflight > 64 || !o->count ||
 	    o->common < 0 || o->spread < 0 || o->late_ms < 0 ||
+	    o->late_from < 0 ||
 	    (o->late_ms && o->late_rank < 0))
 		return -1;
 	return 0;
@@ -228,7 +231,8 @@ static int batch(optireduce_comm *c, const struct opts *o, float **bufs,
 	for (int b = 0; b < k; b++) {
 		for (size_t i = 0; i < o->count; i++)
 			bufs[b][i] = value(o, first + b, rank, i);
-		if (rank == o->late_rank && o->late_ms) {
+		if (rank == o->late_rank && o->late_ms &&
+		    first + b >= o->late_from) {
 			struct timespec ts = { o->late_ms / 1000,
 					       o->late_ms % 1000 * 1000000L };
 
