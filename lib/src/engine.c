@@ -83,15 +83,16 @@ int or_engine_alloc(optireduce_comm *c)
 	a->p2_miss = calloc(n * OR_MAX_MISSING, sizeof(struct or_range));
 	c->contrib = calloc(n, sizeof(*c->contrib));
 	c->events = calloc(2 * n * OR_MAX_MISSING, sizeof(*c->events));
-	for (int i = 0; i < OR_REPORT_LAG; i++)
-		c->reports[i].r = calloc(n, sizeof(struct or_report));
+	for (int i = 0; i < OR_REPORT_SLOTS; i++)
+		c->reports[i].r = calloc(n * OR_REPORT_BATCH,
+					 sizeof(struct or_report));
 	c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!a->p1_recv || !a->p1_send || !a->p2_recv || !a->ready ||
 	    !a->p1_issued || !c->ready_sink || !c->t_b || !a->p1_nmiss ||
 	    !a->p2_nmiss || !a->p1_miss || !a->p2_miss || !c->contrib ||
 	    !c->events || c->wake_fd < 0)
 		return -ENOMEM;
-	for (int i = 0; i < OR_REPORT_LAG; i++)
+	for (int i = 0; i < OR_REPORT_SLOTS; i++)
 		if (!c->reports[i].r)
 			return -ENOMEM;
 	return 0;
@@ -114,7 +115,7 @@ void or_engine_free(optireduce_comm *c)
 	free(a->p2_miss);
 	free(c->contrib);
 	free(c->events);
-	for (int i = 0; i < OR_REPORT_LAG; i++)
+	for (int i = 0; i < OR_REPORT_SLOTS; i++)
 		free(c->reports[i].r);
 	if (c->wake_fd >= 0)
 		close(c->wake_fd);
@@ -214,17 +215,61 @@ static int post_from_peers(optireduce_comm *c, uint64_t seq, unsigned int phase,
 	return 0;
 }
 
-static int post_reports(optireduce_comm *c, uint64_t seq, uint64_t bytes)
+static struct or_report_slot *report_slot(optireduce_comm *c, uint64_t batch)
 {
-	struct or_report_slot *rs = &c->reports[seq % OR_REPORT_LAG];
+	return &c->reports[batch % OR_REPORT_SLOTS];
+}
 
-	rs->seq = seq;
-	rs->bytes = bytes;
-	rs->lossy = 1;
-	rs->got = 0;
-	rs->send_pending = 0;
-	return post_from_peers(c, seq, OR_PHASE_REPORT, UD_REPORT_RECV, rs->r,
-			       sizeof(struct or_report));
+/* Reports are exchanged when the communicator has a lossy path (and so
+ * calls that can lose). */
+static int reporting(optireduce_comm *c)
+{
+	return c->lossy && c->size > 1;
+}
+
+/*
+ * Whether call seq may start as far as reports go: the first call of a
+ * batch needs its slot back, consumed, done sending, and with every receive
+ * of the batch it held completed (a peer far behind has not sent that
+ * batch yet; its arrival wakes us).
+ */
+static int report_room(optireduce_comm *c, uint64_t seq)
+{
+	struct or_report_slot *rs = report_slot(c, seq / OR_REPORT_BATCH);
+
+	if (!reporting(c) || seq % OR_REPORT_BATCH)
+		return 1;
+	return !rs->used && !rs->send_pending &&
+	       (!rs->posted || rs->got == (unsigned int)c->size - 1);
+}
+
+/* At the start of call seq (after report_room()): the first call of a
+ * batch posts the receives of the peers' batch messages; every call notes
+ * whether it will report. */
+static int report_start(optireduce_comm *c, uint64_t seq, int lossy,
+			uint64_t bytes)
+{
+	uint64_t batch = seq / OR_REPORT_BATCH;
+	struct or_report_slot *rs = report_slot(c, batch);
+	unsigned int i = seq % OR_REPORT_BATCH;
+
+	if (!reporting(c))
+		return 0;
+	if (!i) {
+		rs->batch = batch;
+		rs->used = 1;
+		rs->posted = 1;
+		rs->got = 0;
+		memset(rs->lossy, 0, sizeof(rs->lossy));
+		memset(rs->r, 0, (size_t)c->size * OR_REPORT_BATCH *
+				 sizeof(*rs->r));
+	}
+	rs->lossy[i] = lossy;
+	rs->bytes[i] = bytes;
+	if (i)
+		return 0;
+	return post_from_peers(c, batch, OR_PHASE_REPORT, UD_REPORT_RECV, rs->r,
+			       OR_REPORT_BATCH * sizeof(*rs->r));
 }
 
 /*
@@ -272,31 +317,21 @@ static void hadamard_auto_update(optireduce_comm *c, uint64_t lost,
 		c->hadamard_auto = 0;
 }
 
-/*
- * Before call seq may start, the reports of call seq - OR_REPORT_LAG must
- * be in; they decide the path of calls from seq on, identically on every
- * rank. Returns 1 when seq may start.
- */
-static int reports_ready(optireduce_comm *c, uint64_t seq)
+/* One call's reports from every rank: agreement, AUTO, the safeguard. */
+static void report_consume(optireduce_comm *c, struct or_report_slot *rs,
+			   unsigned int i, uint64_t seq)
 {
-	struct or_report_slot *rs;
 	uint64_t lost = 0, expected = 0;
 	unsigned int ppm, fallback;
 
-	if (seq < OR_REPORT_LAG)
-		return 1;
-	rs = &c->reports[seq % OR_REPORT_LAG];
-	if (!rs->lossy || rs->seq != seq - OR_REPORT_LAG)
-		return 1;
-	if (rs->got < (unsigned int)c->size - 1 || rs->send_pending)
-		return 0;
-	rs->lossy = 0;
 	for (int p = 0; p < c->size; p++) {
-		lost += le64toh(rs->r[p].lost);
-		expected += le64toh(rs->r[p].expected);
-		c->t_b[p] = le64toh(rs->r[p].t_b_ns);
+		const struct or_report *r = &rs->r[p * OR_REPORT_BATCH + i];
+
+		lost += le64toh(r->lost);
+		expected += le64toh(r->expected);
+		c->t_b[p] = le64toh(r->t_b_ns);
 	}
-	or_est_agree(&c->est, rs->bytes, c->t_b, c->size);
+	or_est_agree(&c->est, rs->bytes[i], c->t_b, c->size);
 	hadamard_auto_update(c, lost, expected);
 	pthread_mutex_lock(&c->lock);
 	ppm = c->cfg.loss_threshold_ppm;
@@ -313,29 +348,79 @@ static int reports_ready(optireduce_comm *c, uint64_t seq)
 		c->trips_in_row = 0;
 	}
 	pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * Before call seq may start, the reports of every lossy call up to
+ * seq - OR_REPORT_LAG must be in; they decide the path of calls from seq
+ * on, identically on every rank. Returns 1 when seq may start.
+ */
+static int reports_ready(optireduce_comm *c, uint64_t seq)
+{
+	if (!reporting(c))
+		return 1;
+	while (c->report_next + OR_REPORT_LAG <= seq) {
+		uint64_t k = c->report_next;
+		struct or_report_slot *rs = report_slot(c, k / OR_REPORT_BATCH);
+		unsigned int i = k % OR_REPORT_BATCH;
+
+		if (rs->lossy[i]) {
+			if (rs->got < (unsigned int)c->size - 1)
+				return 0;	/* a report arriving wakes us */
+			report_consume(c, rs, i, seq);
+		}
+		if (i == OR_REPORT_BATCH - 1)
+			rs->used = 0;
+		c->report_next++;
+	}
 	return 1;
 }
 
-static void send_report(optireduce_comm *c, uint64_t seq, uint64_t lost,
-			uint64_t expected)
+static void report_send(optireduce_comm *c, uint64_t batch)
 {
-	struct or_report_slot *rs = &c->reports[seq % OR_REPORT_LAG];
+	struct or_report_slot *rs = report_slot(c, batch);
 	struct or_send tx = {
 		.dst = OR_DST_ALL,
-		.tag = or_tag(seq, OR_PHASE_REPORT),
-		.buf = &rs->r[c->rank],
-		.len = sizeof(struct or_report),
-		.user_data = ud(UD_REPORT_SEND, c->rank, seq),
+		.tag = or_tag(batch, OR_PHASE_REPORT),
+		.buf = &rs->r[c->rank * OR_REPORT_BATCH],
+		.len = OR_REPORT_BATCH * sizeof(*rs->r),
+		.user_data = ud(UD_REPORT_SEND, c->rank, batch),
 	};
 	int rc;
 
-	rs->r[c->rank].lost = htole64(lost);
-	rs->r[c->rank].expected = htole64(expected);
-	rs->r[c->rank].t_b_ns = htole64(or_est_own(&c->est, rs->bytes));
 	rs->send_pending = 1;
 	rc = c->rel->ops->send(c->rel, &tx);
 	if (rc)
 		break_comm(c, rc);
+}
+
+/* At the end of call seq: its report, and the batch when it is whole. */
+static void report_finish(optireduce_comm *c, uint64_t seq, int lossy,
+			  uint64_t lost, uint64_t expected)
+{
+	struct or_report_slot *rs = report_slot(c, seq / OR_REPORT_BATCH);
+	unsigned int i = seq % OR_REPORT_BATCH;
+	struct or_report *mine = &rs->r[c->rank * OR_REPORT_BATCH + i];
+
+	if (lossy) {
+		mine->lost = htole64(lost);
+		mine->expected = htole64(expected);
+		mine->t_b_ns = htole64(or_est_own(&c->est, rs->bytes[i]));
+	}
+	c->report_done = seq + 1;
+	if (i == OR_REPORT_BATCH - 1)
+		report_send(c, seq / OR_REPORT_BATCH);
+}
+
+/*
+ * Closing: a batch cut short by the last call goes out as it is. Peers
+ * still finishing that call posted its receive; were it never to come, the
+ * connection closing under it would fail their call.
+ */
+static void report_flush(optireduce_comm *c)
+{
+	if (reporting(c) && c->report_done % OR_REPORT_BATCH && !c->err)
+		report_send(c, (c->report_done - 1) / OR_REPORT_BATCH);
 }
 
 /* ------------------------------------------------------------------ */
@@ -464,8 +549,9 @@ static void finish(optireduce_comm *c)
 		or_est_average(&c->est, call->count * sizeof(float));
 	}
 	c->act.c = NULL;
-	if (!a->reliable)
-		send_report(c, call->seq, res->lost, res->expected);
+	if (reporting(c))
+		report_finish(c, call->seq, !a->reliable, res->lost,
+			      res->expected);
 	publish(c, call, 0);
 }
 
@@ -738,7 +824,7 @@ static int activate(optireduce_comm *c)
 	call = &c->slots[c->queue[c->qhead]];
 	seq = call->seq;
 	pthread_mutex_unlock(&c->lock);
-	if (!reports_ready(c, seq))
+	if (!reports_ready(c, seq) || !report_room(c, seq))
 		return 0;	/* a report arriving wakes us */
 
 	pthread_mutex_lock(&c->lock);
@@ -822,13 +908,11 @@ static int activate(optireduce_comm *c)
 		a->p2_recv[j] = empty;
 		a->ready[j] = j == me || !a->gated;
 	}
-	if (!a->reliable) {
-		rc = post_reports(c, seq, bytes);
-		if (!rc && a->gated)
-			rc = post_ready(c, seq);
-		if (rc)
-			goto fail;
-	}
+	rc = report_start(c, seq, !a->reliable && n > 1, bytes);
+	if (!rc && a->gated)
+		rc = post_ready(c, seq);
+	if (rc)
+		goto fail;
 	for (int s = 0; s < n && a->len; s++) {
 		struct or_recv rx = {
 			.src = s,
@@ -879,7 +963,7 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 		or_debug("rank %d: loss report of call %llu not delivered: %s",
 			 c->rank, (unsigned long long)seq,
 			 optireduce_strerror(e->res));
-		c->reports[seq % OR_REPORT_LAG].send_pending = 0;
+		report_slot(c, seq)->send_pending = 0;
 		return;
 	}
 	if (e->res < 0) {
@@ -887,7 +971,8 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 		return;
 	}
 	if (kind == UD_REPORT_RECV || kind == UD_REPORT_SEND) {
-		struct or_report_slot *rs = &c->reports[seq % OR_REPORT_LAG];
+		/* seq is the batch here. */
+		struct or_report_slot *rs = report_slot(c, seq);
 
 		if (kind == UD_REPORT_RECV)
 			rs->got++;
@@ -997,8 +1082,9 @@ static void *progress_main(void *arg)
 		state = c->state;
 		pthread_mutex_unlock(&c->lock);
 		if (state == OR_CLOSING) {
-			/* The loss report of the last lossy call may still be
-			 * queued: peers finishing that call wait for it. */
+			/* The last loss reports may still be queued: peers
+			 * finishing the last call wait for them. */
+			report_flush(c);
 			reap_all(c, c->rel);
 			break;
 		}
