@@ -72,7 +72,8 @@ static int queue_retime(struct kt *kt, uint32_t round, int64_t deadline_ns)
 	op->round = round;
 	d = kt_op_prep(kt, op, OPTIREDUCE_CMSG_DEADLINE, sizeof(*d), NULL, 0);
 	d->round = round;
-	/* Stamped now, not at submission: the batch goes out in this reap. */
+	/* Stamped now: the engine calls retime() from its reap of the
+	 * reliable transport, and this transport's reap follows at once. */
 	d->deadline_us = until_us(deadline_ns + kt->slack_ns, 1);
 	kt_queue(kt, op);
 	return 0;
