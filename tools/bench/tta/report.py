@@ -72,7 +72,8 @@ def ratios(rows, out):
             tg, to = num(g["time_to_target_s"]), num(o["time_to_target_s"])
             ratio = tg / to if tg and to else None
             dacc = 100 * (num(o["final_acc"]) - num(g["final_acc"]))
-            want = {"tail": ">= 2", "calm": ">= 1 (no slower)"}.get(p, "")
+            want = {"tail": ">= 2", "shared": ">= 2",
+                    "calm": ">= 1 (no slower)"}.get(p, "")
             out.append("  %-17s gloo time-to-target / this one: %s%s; final "
                        "accuracy %+.2f points vs gloo (target: within 0.5)" % (
                            c, fmt(ratio, ".2f", "n/a (target not hit)"),
