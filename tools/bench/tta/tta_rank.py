@@ -7,8 +7,9 @@ sets), GLOO_SOCKET_IFNAME. Imports torch once, then for every profile:
   1. applies the profile's netem qdisc to this rank's own eth0 (the rank
      runs as root in its own network namespace), measures the round trip
      the link produces (rank 0 serves, rank 1 pings, udp_probe);
-  2. in the calm profile, measures the computation alone (no allreduce) to
-     give the allreduce share of a DDP step;
+  2. in the calm profile, and in a profile with background jobs (which
+     take CPU too), measures the computation alone (no allreduce) to give
+     the allreduce share of a DDP step;
   3. trains every contender in turn from the same seed, model, data split
      and step count: DDP with gloo's allreduce, DDP with the optireduce hook
      (Hadamard on), the hook with Hadamard off.
@@ -374,8 +375,10 @@ def main(argv):
         ratio = p99 / p50 if p50 > 0 else 0.0
         log(rank, "link", profile=profile, netem=netem, p50_ms=p50,
             p99_ms=p99, p99_p50=round(ratio, 2), lost=lost)
+        # Background jobs take CPU as well as link time: measure what
+        # the computation alone takes beside them too.
         compute_ms = compute_only(a, data, rank, world) \
-            if profile == "calm" else None
+            if profile == "calm" or bg else None
         for name in a.contenders:
             curve = []
             log(rank, "contender", profile=profile, contender=name)
