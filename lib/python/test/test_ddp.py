@@ -72,6 +72,16 @@ def worker(rank, world, port, full, q):
         torch.set_num_threads(1)
         dist.init_process_group("gloo", rank=rank, world_size=world)
 
+        # What the hook asks the library for: every bucket gated
+        # (ready_kb 0) unless the caller says otherwise.
+        seen = []
+        from_env = ortorch._b.Comm.from_env
+
+        def recording(**options):
+            seen.append(dict(options))
+            return from_env(**options)
+        ortorch._b.Comm.from_env = recording
+
         ref, _ = train(make_model(), rank, STEPS)
         got, st = train(make_model(), rank, STEPS, state=lambda m:
                         ortorch.register(m, resync_every=0, resync_lost=0,
@@ -85,6 +95,7 @@ def worker(rank, world, port, full, q):
         res["rank_spread"] = max((p - allp[0]).abs().max().item()
                                  for p in allp)
         res["report"] = rep
+        res["options"] = seen[:1]
         res["log_line"] = st.log_line()
         st.close()
         if not full:
@@ -187,6 +198,10 @@ def run(world, full, t):
             "%d steps (max |diff| %.2g)" % (STEPS, worst))
     t.check(all(r["rank_spread"] == 0 for r in out.values()),
             pre + "replicas identical with the hook")
+    t.check(all(r["options"] and r["options"][0].get("ready_kb") == 0
+                for r in out.values()),
+            pre + "the hook gates every bucket by default (ready_kb 0)",
+            [r["options"] for r in out.values()])
     rep = r0["report"]
     t.check(rep["step"] == STEPS and rep["buckets"] >= 2 and
             rep["lost"] == 0 and rep["reliable_calls"] == rep["buckets"] and
