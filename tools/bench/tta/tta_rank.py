@@ -369,7 +369,7 @@ def main(argv):
             dist.barrier()
             time.sleep(2)       # every sink up, every job under way
         p50, p99, lost = probe_link(a, rank, world)
-        if profile in a.bg:
+        if bg:
             netem += (" + background: %s jobs per rank, %s KB bursts every "
                       "%s ms (mean)" % tuple(a.bg[profile]))
         ratio = p99 / p50 if p50 > 0 else 0.0
