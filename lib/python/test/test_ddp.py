@@ -86,6 +86,7 @@ def worker(rank, world, port, full, q):
         got, st = train(make_model(), rank, STEPS, state=lambda m:
                         ortorch.register(m, resync_every=0, resync_lost=0,
                                          rendezvous=how, quiet=True))
+        ortorch._b.Comm.from_env = from_env     # recorded what we need
         rep = st.report()
         res["max_diff_ref"] = (got - ref).abs().max().item()
         res["ref_moved"] = (ref - torch.cat([p.detach().reshape(-1) for p in
