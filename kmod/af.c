@@ -22,6 +22,8 @@
 #include "round.h"
 #include "send.h"
 #include "sock.h"
+#include "steer.h"
+#include "txpool.h"
 
 static struct proto optr_proto = {
 	.name = "OPTIREDUCE",
@@ -34,8 +36,7 @@ static void optr_destruct(struct sock *sk)
 	struct optr_sock *osk = optr_sk(sk);
 
 	optr_comm_free(osk->comm);
-	if (osk->tx_frag.page)
-		put_page(osk->tx_frag.page);
+	optr_txpool_free(osk);
 	mutex_destroy(&osk->tx_lock);
 }
 
@@ -50,6 +51,7 @@ static int optr_release(struct socket *sock)
 
 	/* Leave first: from here on the receive path cannot find us. */
 	optr_comm_leave(osk);
+	optr_steer_close(osk);
 	optr_rounds_release(osk);
 	optr_net_del_sock(osk->on, osk);
 
@@ -203,6 +205,7 @@ static int optr_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	case OPTIREDUCE_CMSG_POST:
 		if (size != sizeof(u.post))
 			return -EINVAL;
+		optr_steer_note_cpu(osk);
 		return optr_post(osk, &u.post, &msg->msg_iter);
 	case OPTIREDUCE_CMSG_CANCEL:
 		if (size != sizeof(u.cancel) || msg_data_left(msg))
@@ -222,6 +225,7 @@ static int optr_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 {
 	if (msg->msg_name)
 		msg->msg_namelen = 0;
+	optr_steer_note_cpu(optr_sk(sock->sk));
 	return optr_recv_completions(optr_sk(sock->sk), msg, flags);
 }
 
@@ -290,6 +294,7 @@ static int optr_create(struct net *net, struct socket *sock, int protocol,
 	INIT_LIST_HEAD(&osk->dead_rounds);
 	__skb_queue_head_init(&osk->backlog);
 	mutex_init(&osk->tx_lock);
+	optr_steer_init(osk);
 	optr_net_add_sock(osk->on, osk);
 	return 0;
 }

@@ -36,6 +36,7 @@ extern struct optr_tunable optr_tx_segs;
 extern struct optr_tunable optr_max_rounds;
 extern struct optr_tunable optr_backlog_kb;
 extern struct optr_tunable optr_loss_alarm_ppm;
+extern struct optr_tunable optr_rx_steer_kb;
 
 struct optr_tunable_entry {
 	const char *name;

@@ -18,6 +18,7 @@
 #include "round.h"
 #include "sock.h"
 #include "stats.h"
+#include "steer.h"
 #include "wire.h"
 
 /*
@@ -118,8 +119,9 @@ static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
  * Consumes @skb, whose data starts at its UDP payload. It is one datagram,
  * or a UDP GSO batch of them (see udp.c): every gso_size bytes of payload
  * is one datagram with its own header, the last one possibly shorter.
+ * Called from the softirq, or from steer.c's work with BHs disabled.
  */
-void optr_receive(struct optr_net *on, struct sk_buff *skb)
+void optr_receive_here(struct optr_net *on, struct sk_buff *skb)
 {
 	struct optr_rx_run run = {};
 	u32 seg, off = 0;
@@ -148,4 +150,49 @@ void optr_receive(struct optr_net *on, struct sk_buff *skb)
 	rcu_read_unlock();
 out:
 	consume_skb(skb);
+}
+
+/*
+ * The socket that @skb's first datagram is for, if it is addressed to one
+ * rank (not to all) and a member for that rank lives here. A batch comes
+ * from one sender's sendmsg, so its datagrams share that address. Under
+ * RCU; what this cannot judge is left to optr_receive_here().
+ */
+static struct optr_sock *optr_receive_owner(struct optr_net *on,
+					    const struct sk_buff *skb)
+{
+	u32 len = skb_is_gso(skb) ? min_t(u32, skb_shinfo(skb)->gso_size,
+					  skb->len) : skb->len;
+	const struct optr_wire_hdr *h;
+	struct optr_wire_hdr hbuf;
+	struct optr_sock *osk;
+	struct optr_frag f;
+
+	if (skb->protocol != htons(ETH_P_IP))
+		return NULL;
+	h = skb_header_pointer(skb, 0, sizeof(hbuf), &hbuf);
+	if (!h || optr_wire_parse(h, len, &f) || f.dst == OPTR_WIRE_DST_ALL)
+		return NULL;
+	hash_for_each_possible_rcu(on->members, osk, member_node, f.comm) {
+		if (osk->comm->id == f.comm && osk->comm->rank == f.dst)
+			return osk;
+	}
+	return NULL;
+}
+
+/*
+ * Consumes @skb (as optr_receive_here()), in softirq context: places it
+ * here, or hands it to the CPU its socket's reader runs on (steer.c).
+ */
+void optr_receive(struct optr_net *on, struct sk_buff *skb)
+{
+	struct optr_sock *osk;
+	bool steered;
+
+	rcu_read_lock();
+	osk = optr_receive_owner(on, skb);
+	steered = osk && optr_steer(osk, skb);
+	rcu_read_unlock();
+	if (!steered)
+		optr_receive_here(on, skb);
 }

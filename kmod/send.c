@@ -22,6 +22,7 @@
 #include "round.h"
 #include "send.h"
 #include "sock.h"
+#include "txpool.h"
 #include "udp.h"
 #include "wire.h"
 
@@ -86,11 +87,11 @@ static void optr_frag_take(struct sk_buff *skb, int i, bool merge,
 
 /*
  * Append @len bytes to the page fragments of @skb, from @iter or, if @iter
- * is NULL, from @kbuf, through the socket's page fragment cache (as TCP
- * does): its page is reused once the skbs that referenced it are gone, so
- * a steady sender neither allocates nor (with init_on_alloc) zeroes a
- * page per batch. Its pages come from alloc_pages() without
- * __GFP_HIGHMEM, so page_address() maps them whole. The caller accounts
+ * is NULL, from @kbuf, through the socket's page fragment cache, whose
+ * pages come from a pool (txpool.c) and are reused once the skbs that
+ * referenced them are gone, so a steady sender neither allocates nor
+ * (with init_on_alloc) zeroes a page per batch. They come from
+ * alloc_pages() without __GFP_HIGHMEM, so page_address() maps them whole. The caller accounts
  * for the bytes (optr_append_done).
  */
 static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
@@ -105,7 +106,7 @@ static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
 		void *addr;
 		bool merge;
 
-		if (!skb_page_frag_refill(32U, pf, GFP_KERNEL))
+		if (!optr_txpool_refill(osk, 32U))
 			return -ENOMEM;
 		n = min_t(u32, len, pf->size - pf->offset);
 		merge = skb_can_coalesce(skb, i, pf->page, pf->offset);
@@ -144,7 +145,7 @@ static int optr_append_seg(struct optr_sock *osk, struct sk_buff *skb,
 	int err;
 
 	lockdep_assert_held(&osk->tx_lock);
-	if (!skb_page_frag_refill(sz, pf, GFP_KERNEL))
+	if (!optr_txpool_refill(osk, sz))
 		return -ENOMEM;
 	if (pf->size - pf->offset < sz) {
 		err = optr_append(osk, skb, NULL, h, sizeof(*h));

@@ -5,6 +5,8 @@
  * Locking
  *   lock_sock(sk)     serialises OPTIREDUCE_JOIN against itself.
  *   osk->tx_lock      (mutex) one sender at a time: pacing state.
+ *   osk->steer.lock   (spinlock, BH) the steering queue (steer.c); never
+ *                     held with osk->lock.
  *   osk->lock         (spinlock, BH) rounds, posts, completions, backlog,
  *                     estimator, socket counters. Taken by the receive path
  *                     (softirq) and the round timers (softirq), so process
@@ -28,6 +30,7 @@
 #include <linux/mutex.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <net/sock.h>
 
 #include "estimate.h"
@@ -35,6 +38,9 @@
 
 struct optr_net;
 struct optr_comm;
+
+/* Pages of the send path's pool (txpool.c), 32 KiB each where possible. */
+#define OPTR_TX_POOL	64
 
 struct optr_sock {
 	struct sock sk;		/* must stay first: sk_alloc() sizes by proto */
@@ -59,8 +65,16 @@ struct optr_sock {
 	struct optr_estimator est;
 	u64 stats[OPTR_NSTATS];
 
+	int rx_cpu;			/* steer.c: the reader's last CPU */
+	struct sk_buff_head steer;	/* steer.c: batches for that CPU */
+	u32 steer_bytes;		/* under steer.lock */
+	bool steer_closed;		/* under steer.lock */
+	struct work_struct steer_work;
+
 	struct mutex tx_lock;		/* one sender at a time */
-	struct page_frag tx_frag;	/* under tx_lock: batches' pages */
+	struct page_frag tx_frag;	/* under tx_lock: the page filling */
+	struct page *tx_pool[OPTR_TX_POOL];	/* under tx_lock: txpool.c */
+	unsigned int tx_pool_next;
 	u32 pace_mbps;
 	bool pace_set;
 	ktime_t next_tx;

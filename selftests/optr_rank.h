@@ -7,7 +7,9 @@
 #define _OPTR_RANK_H
 
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <time.h>
 
@@ -214,6 +216,45 @@ static inline long optr_meminfo_kb(const char *key)
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, key, strlen(key)))
 			v = atol(line + strlen(key));
+	fclose(f);
+	return v;
+}
+
+/* Bring this namespace's loopback up with an MTU of @mtu. */
+static inline int optr_lo_up_mtu(int mtu)
+{
+	struct ifreq ifr = {};
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	int ret = -1;
+
+	if (s < 0)
+		return -1;
+	strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+	ifr.ifr_mtu = mtu;
+	if (ioctl(s, SIOCSIFMTU, &ifr))
+		goto out;
+	if (ioctl(s, SIOCGIFFLAGS, &ifr))
+		goto out;
+	ifr.ifr_flags |= IFF_UP;
+	ret = ioctl(s, SIOCSIFFLAGS, &ifr);
+out:
+	close(s);
+	return ret;
+}
+
+/* A "net NAME VALUE" line of this namespace's /proc/net/optireduce. */
+static inline long long optr_net_counter(const char *name)
+{
+	char line[256], key[64];
+	long long v = -1, x;
+	FILE *f = fopen("/proc/net/optireduce", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "net %63s %lld", key, &x) == 2 &&
+		    !strcmp(key, name))
+			v = x;
 	fclose(f);
 	return v;
 }

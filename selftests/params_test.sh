@@ -20,6 +20,7 @@ tx_segs 1 128
 max_rounds 1 4096
 backlog_kb 0 1048576
 loss_alarm_ppm 0 1000000
+rx_steer_kb 0 1048576
 "
 
 # refused NAME VALUE: the write fails and the value is unchanged.

@@ -9,10 +9,8 @@
  * and the contract that a buffer may be rewritten and unmapped as soon
  * as the send returns without changing what the peers receive.
  */
-#include <net/if.h>
 #include <sched.h>
 #include <stdint.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
@@ -32,33 +30,12 @@ FIXTURE(lo1500) {
 	__u32 round;
 };
 
-static int lo_up_mtu(int mtu)
-{
-	struct ifreq ifr = {};
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	int ret = -1;
-
-	if (s < 0)
-		return -1;
-	strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
-	ifr.ifr_mtu = mtu;
-	if (ioctl(s, SIOCSIFMTU, &ifr))
-		goto out;
-	if (ioctl(s, SIOCGIFFLAGS, &ifr))
-		goto out;
-	ifr.ifr_flags |= IFF_UP;
-	ret = ioctl(s, SIOCSIFFLAGS, &ifr);
-out:
-	close(s);
-	return ret;
-}
-
 FIXTURE_SETUP(lo1500)
 {
 	int i;
 
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
-	ASSERT_EQ(0, lo_up_mtu(MTU));
+	ASSERT_EQ(0, optr_lo_up_mtu(MTU));
 	self->comm = optr_test_comm_id();
 	self->round = 1;
 	for (i = 0; i < 3; i++) {
@@ -94,23 +71,6 @@ static long check(const __u8 *p, size_t n, unsigned int seed)
 		if (p[i] != ((seed * 131 + i * 7 + (i >> 12)) & 0x7f))
 			return (long)i;
 	return -1;
-}
-
-/* A "net NAME VALUE" line of this namespace's /proc/net/optireduce. */
-static long long net_counter(const char *name)
-{
-	char line[256], key[64];
-	long long v = -1, x;
-	FILE *f = fopen("/proc/net/optireduce", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "net %63s %lld", key, &x) == 2 &&
-		    !strcmp(key, name))
-			v = x;
-	fclose(f);
-	return v;
 }
 
 /*
@@ -166,7 +126,7 @@ TEST_F_TIMEOUT(lo1500, batches_byte_exact_at_odd_alignments, HEAVY_S)
 					64 * FRAG + 3, 100003, (1 << 20) + 7 };
 	static const size_t aligns[] = { 0, 1, 37, 4095 };
 	struct optireduce_stats st0, st1;
-	long long batches = net_counter("rx_gso_batches");
+	long long batches = optr_net_counter("rx_gso_batches");
 	__u64 frags = 0, bytes = 0;
 	unsigned int i, j, seed = 0;
 	__u8 *base;
@@ -195,7 +155,7 @@ TEST_F_TIMEOUT(lo1500, batches_byte_exact_at_odd_alignments, HEAVY_S)
 	EXPECT_EQ(frags, st1.tx_packets - st0.tx_packets);
 	EXPECT_EQ(bytes, st1.tx_bytes - st0.tx_bytes);
 	EXPECT_EQ(0, st1.tx_dropped - st0.tx_dropped);
-	EXPECT_LT(batches, net_counter("rx_gso_batches"));
+	EXPECT_LT(batches, optr_net_counter("rx_gso_batches"));
 	free(base);
 }
 

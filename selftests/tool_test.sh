@@ -110,7 +110,8 @@ STATS = ("rounds_opened rounds_completed rounds_expired rounds_early "
          "rounds_cancelled tx_packets tx_bytes tx_dropped rx_packets "
          "rx_bytes rx_duplicate drop_malformed drop_unknown_comm "
          "drop_foreign_source drop_stale_round drop_no_post "
-         "drop_out_of_bounds bytes_lost backlog_queued drop_nomem rx_gso_batches").split()
+         "drop_out_of_bounds bytes_lost backlog_queued drop_nomem rx_gso_batches "
+         "rx_steered").split()
 
 def check(name, cond, why=""):
     print(("ok " if cond else "not ok ") + name)

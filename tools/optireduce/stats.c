@@ -40,6 +40,7 @@ static const struct {
 	{ "backlog", "queued" },
 	{ "drop", "nomem" },
 	{ "rx", "gso_batches" },
+	{ "rx", "steered" },
 };
 
 #define NSTATS	(sizeof(stat_desc) / sizeof(stat_desc[0]))

@@ -256,6 +256,9 @@ struct optireduce_stats {
 	__u64 rx_gso_batches;		/* UDP GSO/GRO batches taken whole;
 					 * namespace only, 0 per socket
 					 */
+	__u64 rx_steered;		/* batches placed on the reader's
+					 * CPU (steer.c); namespace only
+					 */
 };
 
 /* OPTIREDUCE_ESTIMATE: the adaptive deadline as it stands. */

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Receive steering: place a socket's data on the CPU its reader runs on.
+ *
+ * Placement is the receive side's one copy, from the skb into the posted
+ * buffer. Done where the packet is received, it runs on whichever CPU took
+ * the packet: for a sender on the same host (veth, bridges), that is the
+ * sending CPU, which then does the send copy and the receive copy while
+ * the reader's CPU sleeps. TCP does its receive copy in recvmsg, on the
+ * reader's CPU, so the two copies run in parallel. Steering gets the same
+ * for us without a reader in the loop: a batch for a socket whose reader
+ * last ran on another CPU is queued on the socket, and a work item on the
+ * reader's CPU places it (as RFS would steer it, but with no set-up).
+ *
+ *   osk->rx_cpu     the CPU of the last post or recvmsg (-1: none yet)
+ *   osk->steer      batches waiting, in arrival order; its own lock
+ *   osk->steer_work drains them through optr_receive_here()
+ *
+ * Only GSO batches are steered: a single datagram costs less to place than
+ * the work's wake-up adds to its latency. The queue holds at most
+ * rx_steer_kb of skb memory; beyond it, and when the tunable is 0, a batch
+ * is placed at once where it arrived, so nothing is dropped for steering's
+ * sake. While batches are queued, later datagrams for the socket queue
+ * behind them, so steering seldom reorders a sender's data (the transport
+ * does not rely on order: every fragment carries its offset). A batch still
+ * queued when its round's deadline passes is late, like one still in
+ * flight: its bytes are reported missing and it is dropped as stale when
+ * placed.
+ */
+
+#include <linux/cpumask.h>
+#include <linux/skbuff.h>
+#include <linux/smp.h>
+#include <linux/workqueue.h>
+
+#include "netns.h"
+#include "params.h"
+#include "receive.h"
+#include "sock.h"
+#include "stats.h"
+#include "steer.h"
+
+static void optr_steer_work(struct work_struct *work)
+{
+	struct optr_sock *osk = container_of(work, struct optr_sock,
+					     steer_work);
+	struct sk_buff_head q;
+	struct sk_buff *skb;
+
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&osk->steer.lock);
+	skb_queue_splice_init(&osk->steer, &q);
+	osk->steer_bytes = 0;
+	spin_unlock_bh(&osk->steer.lock);
+
+	/* The receive path's locks and counters expect softirq's view. */
+	while ((skb = __skb_dequeue(&q))) {
+		local_bh_disable();
+		optr_receive_here(osk->on, skb);
+		local_bh_enable();
+	}
+}
+
+/*
+ * Called from the receive path, under RCU, with @osk the unicast target of
+ * @skb's first datagram. True if @skb was queued for the reader's CPU and
+ * is no longer the caller's.
+ */
+bool optr_steer(struct optr_sock *osk, struct sk_buff *skb)
+{
+	unsigned int limit = optr_tunable_get(&optr_rx_steer_kb) << 10;
+	bool idle = skb_queue_empty_lockless(&osk->steer);
+	int cpu = READ_ONCE(osk->rx_cpu);
+	bool queued = false;
+
+	/* A lone datagram is cheap to place and would wait for the work's
+	 * wake-up: only batches are worth the trip, unless others queue.
+	 */
+	if (!limit || cpu < 0 ||
+	    (idle && (cpu == smp_processor_id() || !skb_is_gso(skb))))
+		return false;
+
+	spin_lock(&osk->steer.lock);
+	if (!osk->steer_closed && cpu_online(cpu) &&
+	    osk->steer_bytes + skb->truesize <= limit) {
+		__skb_queue_tail(&osk->steer, skb);
+		osk->steer_bytes += skb->truesize;
+		/* Pending work keeps its CPU; a fresh one goes to @cpu. */
+		queue_work_on(cpu, system_highpri_wq, &osk->steer_work);
+		queued = true;
+	}
+	spin_unlock(&osk->steer.lock);
+	if (queued)
+		optr_stat_net(osk->on, OPTR_STAT_RX_STEERED, 1);
+	return queued;
+}
+
+/* The socket's reader runs here now: steer its data to this CPU. */
+void optr_steer_note_cpu(struct optr_sock *osk)
+{
+	int cpu = raw_smp_processor_id();
+
+	if (READ_ONCE(osk->rx_cpu) != cpu)
+		WRITE_ONCE(osk->rx_cpu, cpu);
+}
+
+void optr_steer_init(struct optr_sock *osk)
+{
+	osk->rx_cpu = -1;
+	skb_queue_head_init(&osk->steer);
+	INIT_WORK(&osk->steer_work, optr_steer_work);
+}
+
+/*
+ * The socket is closing and the receive path may still hold it under RCU:
+ * refuse new batches, then wait for the work and free what it left.
+ */
+void optr_steer_close(struct optr_sock *osk)
+{
+	spin_lock_bh(&osk->steer.lock);
+	osk->steer_closed = true;
+	spin_unlock_bh(&osk->steer.lock);
+	cancel_work_sync(&osk->steer_work);
+	skb_queue_purge(&osk->steer);
+	osk->steer_bytes = 0;
+}
