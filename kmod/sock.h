@@ -69,6 +69,7 @@ struct optr_sock {
 	struct sk_buff_head steer;	/* steer.c: batches for that CPU */
 	u32 steer_bytes;		/* under steer.lock */
 	bool steer_closed;		/* under steer.lock */
+	bool steer_placing;		/* the work is placing batches */
 	struct work_struct steer_work;
 
 	struct mutex tx_lock;		/* one sender at a time */

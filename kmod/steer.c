@@ -20,12 +20,15 @@
  * the work's wake-up adds to its latency. The queue holds at most
  * rx_steer_kb of skb memory; beyond it, and when the tunable is 0, a batch
  * is placed at once where it arrived, so nothing is dropped for steering's
- * sake. While batches are queued, later datagrams for the socket queue
- * behind them, so steering seldom reorders a sender's data (the transport
- * does not rely on order: every fragment carries its offset). A batch still
- * queued when its round's deadline passes is late, like one still in
- * flight: its bytes are reported missing and it is dropped as stale when
- * placed.
+ * sake, and what waits in the queue is placed first. While batches are
+ * queued or being placed, later datagrams for the socket queue behind
+ * them, so a sender's data keeps its order but for the one batch the work
+ * may be placing when a full queue is flushed. Order matters beyond
+ * speed: a later round's fragment placed first tells the early timeout
+ * that its sender moved on, and the earlier round could end before its
+ * queued data is placed. A batch still queued when its round's deadline
+ * passes is late, like one still in flight: its bytes are reported
+ * missing and it is dropped as stale when placed.
  */
 
 #include <linux/cpumask.h>
@@ -44,20 +47,27 @@ static void optr_steer_work(struct work_struct *work)
 {
 	struct optr_sock *osk = container_of(work, struct optr_sock,
 					     steer_work);
-	struct sk_buff_head q;
 	struct sk_buff *skb;
 
-	__skb_queue_head_init(&q);
-	spin_lock_bh(&osk->steer.lock);
-	skb_queue_splice_init(&osk->steer, &q);
-	osk->steer_bytes = 0;
-	spin_unlock_bh(&osk->steer.lock);
-
-	/* The receive path's locks and counters expect softirq's view. */
-	while ((skb = __skb_dequeue(&q))) {
+	/* One batch at a time, so that a full queue flushed by the receive
+	 * path (optr_steer) overtakes at most the one being placed here.
+	 */
+	for (;;) {
+		spin_lock_bh(&osk->steer.lock);
+		skb = __skb_dequeue(&osk->steer);
+		if (skb)
+			osk->steer_bytes -= skb->truesize;
+		WRITE_ONCE(osk->steer_placing, !!skb);
+		spin_unlock_bh(&osk->steer.lock);
+		if (!skb)
+			break;
+		/* The receive path's locks and counters expect softirq's
+		 * view.
+		 */
 		local_bh_disable();
 		optr_receive_here(osk->on, skb);
 		local_bh_enable();
+		cond_resched();
 	}
 }
 
@@ -69,8 +79,12 @@ static void optr_steer_work(struct work_struct *work)
 bool optr_steer(struct optr_sock *osk, struct sk_buff *skb)
 {
 	unsigned int limit = optr_tunable_get(&optr_rx_steer_kb) << 10;
-	bool idle = skb_queue_empty_lockless(&osk->steer);
+	/* Nothing of the socket's ahead of @skb, queued or being placed. */
+	bool idle = !READ_ONCE(osk->steer_placing) &&
+		    skb_queue_empty_lockless(&osk->steer);
 	int cpu = READ_ONCE(osk->rx_cpu);
+	struct sk_buff_head full;
+	struct sk_buff *held;
 	bool queued = false;
 
 	/* A lone datagram is cheap to place and would wait for the work's
@@ -80,18 +94,29 @@ bool optr_steer(struct optr_sock *osk, struct sk_buff *skb)
 	    (idle && (cpu == smp_processor_id() || !skb_is_gso(skb))))
 		return false;
 
+	__skb_queue_head_init(&full);
 	spin_lock(&osk->steer.lock);
-	if (!osk->steer_closed && cpu_online(cpu) &&
-	    osk->steer_bytes + skb->truesize <= limit) {
+	if (osk->steer_closed || !cpu_online(cpu)) {
+		/* Placed here; a closing socket turns it away there. */
+	} else if (osk->steer_bytes + skb->truesize <= limit) {
 		__skb_queue_tail(&osk->steer, skb);
 		osk->steer_bytes += skb->truesize;
 		/* Pending work keeps its CPU; a fresh one goes to @cpu. */
 		queue_work_on(cpu, system_highpri_wq, &osk->steer_work);
 		queued = true;
+	} else {
+		/* Full: what waits goes first, here, then @skb (by the
+		 * caller), so that a later round's data cannot overtake
+		 * an earlier round's and end it early as if complete.
+		 */
+		skb_queue_splice_init(&osk->steer, &full);
+		osk->steer_bytes = 0;
 	}
 	spin_unlock(&osk->steer.lock);
 	if (queued)
 		optr_stat_net(osk->on, OPTR_STAT_RX_STEERED, 1);
+	while ((held = __skb_dequeue(&full)))
+		optr_receive_here(osk->on, held);
 	return queued;
 }
 
