@@ -57,6 +57,28 @@ static void optr_rx_run_lock(struct optr_rx_run *run, struct optr_sock *osk)
 }
 
 /*
+ * The header of the datagram at @hdroff, @len bytes long, parsed into @f.
+ * A datagram shorter than a header fails here or in optr_wire_parse(),
+ * which judges it by @len.
+ */
+static enum optr_wire_err optr_receive_hdr(const struct sk_buff *skb,
+					   u32 hdroff, u32 len,
+					   struct optr_frag *f)
+{
+	const struct optr_wire_hdr *h;
+	struct optr_wire_hdr hbuf;
+
+	h = skb_header_pointer(skb, hdroff, sizeof(hbuf), &hbuf);
+	return h ? optr_wire_parse(h, len, f) : OPTR_WIRE_MALFORMED;
+}
+
+/* Payload bytes per datagram of @skb: a GSO batch's segment, or all. */
+static u32 optr_receive_seg(const struct sk_buff *skb)
+{
+	return skb_is_gso(skb) ? skb_shinfo(skb)->gso_size : skb->len;
+}
+
+/*
  * One datagram's worth of @skb: the OptiReduce header at @hdroff, @len
  * bytes from there to the end of the datagram. Called under RCU; leaves
  * the lock of the last socket it delivered to held in @run.
@@ -65,22 +87,13 @@ static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
 			     u32 hdroff, u32 len, __be32 saddr,
 			     struct optr_rx_run *run)
 {
-	const struct optr_wire_hdr *h;
-	struct optr_wire_hdr hbuf;
+	const u32 payoff = hdroff + sizeof(struct optr_wire_hdr);
 	enum optr_wire_err werr;
 	bool for_us = false, seen = false;
 	struct optr_sock *osk;
 	struct optr_frag f;
 
-	/* A datagram shorter than a header fails here or in
-	 * optr_wire_parse(), which judges it by @len.
-	 */
-	h = skb_header_pointer(skb, hdroff, sizeof(hbuf), &hbuf);
-	if (!h) {
-		optr_drop(on, NULL, OPTR_STAT_DROP_MALFORMED, NULL);
-		return;
-	}
-	werr = optr_wire_parse(h, len, &f);
+	werr = optr_receive_hdr(skb, hdroff, len, &f);
 	if (werr) {
 		optr_drop(on, NULL, werr == OPTR_WIRE_OUT_OF_BOUNDS ?
 			  OPTR_STAT_DROP_OUT_OF_BOUNDS :
@@ -104,8 +117,8 @@ static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
 		if (f.src >= comm->nranks || comm->addr[f.src] != saddr)
 			optr_drop(on, osk, OPTR_STAT_DROP_FOREIGN_SOURCE, &f);
 		else if (!osk->dead)
-			run->woke |= optr_deliver(osk, skb, hdroff + sizeof(*h),
-						  &f, run->now);
+			run->woke |= optr_deliver(osk, skb, payoff, &f,
+						  run->now);
 	}
 
 	/* No member of that communicator (for that rank) lives here. A
@@ -132,11 +145,9 @@ void optr_receive_here(struct optr_net *on, struct sk_buff *skb)
 		goto out;
 	}
 	saddr = ip_hdr(skb)->saddr;
-	seg = skb->len;
-	if (skb_is_gso(skb)) {
-		seg = skb_shinfo(skb)->gso_size;
+	seg = optr_receive_seg(skb);
+	if (skb_is_gso(skb))
 		optr_stat_net(on, OPTR_STAT_RX_GSO_BATCHES, 1);
-	}
 	/* Sockets found stay valid while a run holds one's lock. */
 	rcu_read_lock();
 	/* An empty datagram is still one (malformed) datagram. */
@@ -161,17 +172,12 @@ out:
 static struct optr_sock *optr_receive_owner(struct optr_net *on,
 					    const struct sk_buff *skb)
 {
-	u32 len = skb_is_gso(skb) ? min_t(u32, skb_shinfo(skb)->gso_size,
-					  skb->len) : skb->len;
-	const struct optr_wire_hdr *h;
-	struct optr_wire_hdr hbuf;
+	u32 len = min(optr_receive_seg(skb), skb->len);
 	struct optr_sock *osk;
 	struct optr_frag f;
 
-	if (skb->protocol != htons(ETH_P_IP))
-		return NULL;
-	h = skb_header_pointer(skb, 0, sizeof(hbuf), &hbuf);
-	if (!h || optr_wire_parse(h, len, &f) || f.dst == OPTR_WIRE_DST_ALL)
+	if (skb->protocol != htons(ETH_P_IP) ||
+	    optr_receive_hdr(skb, 0, len, &f) || f.dst == OPTR_WIRE_DST_ALL)
 		return NULL;
 	hash_for_each_possible_rcu(on->members, osk, member_node, f.comm) {
 		if (osk->comm->id == f.comm && osk->comm->rank == f.dst)

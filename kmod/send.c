@@ -91,8 +91,8 @@ static void optr_frag_take(struct sk_buff *skb, int i, bool merge,
  * pages come from a pool (txpool.c) and are reused once the skbs that
  * referenced them are gone, so a steady sender neither allocates nor
  * (with init_on_alloc) zeroes a page per batch. They come from
- * alloc_pages() without __GFP_HIGHMEM, so page_address() maps them whole. The caller accounts
- * for the bytes (optr_append_done).
+ * alloc_pages() without __GFP_HIGHMEM, so page_address() maps them
+ * whole. The caller accounts for the bytes (optr_append_done).
  */
 static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
 		       struct iov_iter *iter, const void *kbuf, u32 len)

@@ -147,5 +147,4 @@ void optr_steer_close(struct optr_sock *osk)
 	spin_unlock_bh(&osk->steer.lock);
 	cancel_work_sync(&osk->steer_work);
 	skb_queue_purge(&osk->steer);
-	osk->steer_bytes = 0;
 }
