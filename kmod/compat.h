@@ -3,6 +3,7 @@
 #ifndef _OPTR_COMPAT_H
 #define _OPTR_COMPAT_H
 
+#include <linux/mm.h>
 #include <linux/udp.h>
 #include <linux/uio.h>
 #include <linux/version.h>
@@ -39,6 +40,37 @@ static inline void optr_udp_accept_gso(struct sock *sk)
 #else
 	udp_sk(sk)->gro_enabled = 1;
 	udp_sk(sk)->accept_udp_l4 = 1;
+#endif
+}
+
+/*
+ * The pages under up to @max bytes of @it, at most @maxpages of them,
+ * advancing @it past those bytes; *@off is where they start in pages[0].
+ * *@held says whether they must be let go with optr_iter_put_pages():
+ * user pages are pinned (6.3 and later) or referenced (6.1), the pages of
+ * a kernel iterator (io_uring's registered buffers) are not held.
+ */
+static inline ssize_t optr_iter_get_pages(struct iov_iter *it,
+					  struct page **pages, size_t max,
+					  unsigned int maxpages, size_t *off,
+					  bool *held)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	*held = iov_iter_extract_will_pin(it);
+	return iov_iter_extract_pages(it, &pages, max, maxpages, 0, off);
+#else
+	*held = true;
+	return iov_iter_get_pages2(it, pages, max, maxpages, off);
+#endif
+}
+
+static inline void optr_iter_put_pages(struct page **pages, unsigned int n)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	unpin_user_pages(pages, n);
+#else
+	while (n--)
+		put_page(pages[n]);
 #endif
 }
 

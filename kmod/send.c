@@ -23,6 +23,7 @@
 #include "send.h"
 #include "sock.h"
 #include "txpool.h"
+#include "txsrc.h"
 #include "udp.h"
 #include "wire.h"
 
@@ -86,7 +87,7 @@ static void optr_frag_take(struct sk_buff *skb, int i, bool merge,
 }
 
 /*
- * Append @len bytes to the page fragments of @skb, from @iter or, if @iter
+ * Append @len bytes to the page fragments of @skb, from @src or, if @src
  * is NULL, from @kbuf, through the socket's page fragment cache, whose
  * pages come from a pool (txpool.c) and are reused once the skbs that
  * referenced them are gone, so a steady sender neither allocates nor
@@ -95,7 +96,7 @@ static void optr_frag_take(struct sk_buff *skb, int i, bool merge,
  * whole. The caller accounts for the bytes (optr_append_done).
  */
 static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
-		       struct iov_iter *iter, const void *kbuf, u32 len)
+		       struct optr_txsrc *src, const void *kbuf, u32 len)
 {
 	struct page_frag *pf = &osk->tx_frag;
 
@@ -113,8 +114,8 @@ static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
 		if (!merge && i >= MAX_SKB_FRAGS)
 			return -EMSGSIZE;
 		addr = page_address(pf->page) + pf->offset;
-		if (iter) {
-			if (copy_from_iter(addr, n, iter) != n)
+		if (src) {
+			if (optr_txsrc_copy(src, addr, n))
 				return -EFAULT;
 		} else {
 			memcpy(addr, kbuf, n);
@@ -127,7 +128,7 @@ static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
 }
 
 /*
- * One segment of a batch, header @h and then @len bytes from @iter, as
+ * One segment of a batch, header @h and then @len bytes from @src, as
  * one stretch of the page fragment cache: one refill check, and one frag
  * that grows (skb_can_coalesce) while the batch stays in the same page,
  * which it mostly does. Where the page has no room for the whole segment
@@ -135,7 +136,7 @@ static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
  */
 static int optr_append_seg(struct optr_sock *osk, struct sk_buff *skb,
 			   const struct optr_wire_hdr *h,
-			   struct iov_iter *iter, u32 len)
+			   struct optr_txsrc *src, u32 len)
 {
 	struct page_frag *pf = &osk->tx_frag;
 	u32 sz = sizeof(*h) + len;
@@ -149,14 +150,14 @@ static int optr_append_seg(struct optr_sock *osk, struct sk_buff *skb,
 		return -ENOMEM;
 	if (pf->size - pf->offset < sz) {
 		err = optr_append(osk, skb, NULL, h, sizeof(*h));
-		return err ? err : optr_append(osk, skb, iter, NULL, len);
+		return err ? err : optr_append(osk, skb, src, NULL, len);
 	}
 	merge = skb_can_coalesce(skb, i, pf->page, pf->offset);
 	if (!merge && i >= MAX_SKB_FRAGS)
 		return -EMSGSIZE;
 	addr = page_address(pf->page) + pf->offset;
 	memcpy(addr, h, sizeof(*h));
-	if (copy_from_iter(addr + sizeof(*h), len, iter) != len)
+	if (optr_txsrc_copy(src, addr + sizeof(*h), len))
 		return -EFAULT;
 	optr_frag_take(skb, i, merge, pf, sz);
 	return 0;
@@ -180,7 +181,8 @@ static void optr_append_done(struct optr_sock *osk, struct sk_buff *skb,
  * UDP GSO packet (SKB_GSO_UDP_L4, segment = header + fragment): the IP
  * layer and the device path run once for the batch, and it is cut into
  * datagrams only where it has to be, as UDP_SEGMENT sockets do. Its bytes
- * live in page fragments (optr_append); a single datagram is linear.
+ * live in page fragments (optr_append), copied from the pages under @iter
+ * (txsrc.c); a single datagram is linear, copied from @iter.
  */
 static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 				  u32 nseg, u32 maxp, u32 hroom,
@@ -190,6 +192,7 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 	const u32 seg = sizeof(struct optr_wire_hdr) + maxp;
 	u32 data = min_t(u32, nseg * maxp, f->total - f->offset);
 	u32 wire = nseg * sizeof(struct optr_wire_hdr) + data;
+	struct optr_txsrc src;
 	struct sk_buff *skb;
 	u32 i;
 
@@ -199,6 +202,7 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, hroom);
+	optr_txsrc_init(&src, iter, data);
 	for (i = 0; i < nseg; i++) {
 		u32 n = min(maxp, f->total - f->offset);
 		struct optr_wire_hdr h;
@@ -211,14 +215,16 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 			*err = copy_from_iter(skb_put(skb, n), n, iter) == n ?
 			       0 : -EFAULT;
 		} else {
-			*err = optr_append_seg(osk, skb, &h, iter, n);
+			*err = optr_append_seg(osk, skb, &h, &src, n);
 		}
 		if (*err) {
+			optr_txsrc_release(&src);
 			kfree_skb(skb);
 			return NULL;
 		}
 		f->offset += n;
 	}
+	optr_txsrc_release(&src);
 	if (nseg > 1) {
 		optr_append_done(osk, skb, wire);
 		skb_shinfo(skb)->gso_size = seg;

@@ -74,17 +74,16 @@ static inline int optr_join_local(int fd, __u32 comm, __u32 rank, __u32 n)
 	return optr_join(fd, comm, rank, n, NULL, NULL, 0);
 }
 
-/* sendmsg with one control message of our level. */
-static inline ssize_t optr_ctl(int fd, int type, const void *data,
-			       size_t dlen, void *buf, size_t len)
+/* sendmsg of @iov with one control message of our level. */
+static inline ssize_t optr_ctlv(int fd, int type, const void *data,
+				size_t dlen, const struct iovec *iov, int iovcnt)
 {
 	union {
 		char b[CMSG_SPACE(64)];
 		struct cmsghdr align;
 	} cbuf;
-	struct iovec iov = { buf, len };
 	struct msghdr m = {
-		.msg_iov = &iov, .msg_iovlen = buf ? 1 : 0,
+		.msg_iov = (struct iovec *)iov, .msg_iovlen = iovcnt,
 		.msg_control = cbuf.b, .msg_controllen = CMSG_SPACE(dlen),
 	};
 	struct cmsghdr *c;
@@ -96,6 +95,15 @@ static inline ssize_t optr_ctl(int fd, int type, const void *data,
 	c->cmsg_len = CMSG_LEN(dlen);
 	memcpy(CMSG_DATA(c), data, dlen);
 	return sendmsg(fd, &m, 0);
+}
+
+/* The same with one buffer (none if @buf is NULL). */
+static inline ssize_t optr_ctl(int fd, int type, const void *data,
+			       size_t dlen, void *buf, size_t len)
+{
+	struct iovec iov = { buf, len };
+
+	return optr_ctlv(fd, type, data, dlen, &iov, buf ? 1 : 0);
 }
 
 static inline int optr_post(int fd, __u32 round, __u32 msg, __u32 src,
@@ -110,15 +118,24 @@ static inline int optr_post(int fd, __u32 round, __u32 msg, __u32 src,
 	return (int)optr_ctl(fd, OPTIREDUCE_CMSG_POST, &p, sizeof(p), buf, len);
 }
 
-static inline ssize_t optr_send(int fd, __u32 round, __u32 msg, __u32 dst,
-				__u32 timeout_us, const void *buf, size_t len)
+/* Send the bytes of @iov as message @msg of @round to @dst. */
+static inline ssize_t optr_sendv(int fd, __u32 round, __u32 msg, __u32 dst,
+				 __u32 timeout_us, const struct iovec *iov,
+				 int iovcnt)
 {
 	struct optireduce_send s = {
 		.round = round, .msg = msg, .dst = dst, .timeout_us = timeout_us,
 	};
 
-	return optr_ctl(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s), (void *)buf,
-			len);
+	return optr_ctlv(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s), iov, iovcnt);
+}
+
+static inline ssize_t optr_send(int fd, __u32 round, __u32 msg, __u32 dst,
+				__u32 timeout_us, const void *buf, size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	return optr_sendv(fd, round, msg, dst, timeout_us, &iov, 1);
 }
 
 static inline int optr_cancel(int fd, __u32 round)

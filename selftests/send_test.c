@@ -74,15 +74,15 @@ static long check(const __u8 *p, size_t n, unsigned int seed)
 }
 
 /*
- * Rank 0 sends @len bytes at @src to @dst (a rank or OPTIREDUCE_DST_ALL);
- * every receiving rank has posted a buffer first. @after, if set, runs as
- * soon as the send returned. Each receiver must then hold exactly
- * fill(@seed).
+ * Rank 0 sends the @len bytes of @iov to @dst (a rank or
+ * OPTIREDUCE_DST_ALL); every receiving rank has posted a buffer first.
+ * @after, if set, runs as soon as the send returned, on the first
+ * iovec. Each receiver must then hold exactly fill(@seed).
  */
-static void one_round(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(lo1500) *self, const __u8 *src, size_t len,
-		      __u32 dst, unsigned int seed,
-		      void (*after)(const __u8 *src, size_t len))
+static void one_round_iov(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(lo1500) *self, const struct iovec *iov,
+			  int iovcnt, size_t len, __u32 dst, unsigned int seed,
+			  void (*after)(const __u8 *src, size_t len))
 {
 	__u32 round = self->round++;
 	__u8 *dstbuf[3] = {};
@@ -98,10 +98,10 @@ static void one_round(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, optr_post(self->fd[r], round, 7, 0, 0, LONG_US,
 				       round, dstbuf[r], len));
 	}
-	ASSERT_EQ((ssize_t)len, optr_send(self->fd[0], round, 7, dst, LONG_US,
-					  src, len));
+	ASSERT_EQ((ssize_t)len, optr_sendv(self->fd[0], round, 7, dst, LONG_US,
+					   iov, iovcnt));
 	if (after)
-		after(src, len);
+		after(iov[0].iov_base, iov[0].iov_len);
 	for (r = 1; r < 3; r++) {
 		if (!dstbuf[r])
 			continue;
@@ -114,6 +114,17 @@ static void one_round(struct __test_metadata *_metadata,
 		}
 		free(dstbuf[r]);
 	}
+}
+
+/* The same from one buffer. */
+static void one_round(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(lo1500) *self, const __u8 *src, size_t len,
+		      __u32 dst, unsigned int seed,
+		      void (*after)(const __u8 *src, size_t len))
+{
+	struct iovec iov = { (void *)src, len };
+
+	one_round_iov(_metadata, self, &iov, 1, len, dst, seed, after);
 }
 
 TEST_F_TIMEOUT(lo1500, batches_byte_exact_at_odd_alignments, HEAVY_S)
@@ -202,6 +213,122 @@ TEST_F_TIMEOUT(lo1500, buffer_reusable_when_send_returns, HEAVY_S)
 		/* What scribble_unmap left mapped (the tail page). */
 		munmap(m, map);
 	}
+}
+
+/*
+ * A message gathered from many iovecs, of lengths that end inside
+ * fragments, batches and pages, each in its own place: the send path takes
+ * the pages under a batch a stretch at a time (kmod/txsrc.c), and a
+ * stretch ends where an iovec does.
+ */
+TEST_F_TIMEOUT(lo1500, gathered_from_many_iovecs, HEAVY_S)
+{
+	static const size_t lens[] = { 1, 7, FRAG - 1, 4095, FRAG + 3, 70001,
+				       3, 2 * FRAG, 65536, 12289, 5 };
+	enum { N = sizeof(lens) / sizeof(lens[0]) };
+	struct iovec iov[N];
+	size_t len = 0, off = 0;
+	__u8 *msg, *scatter, *at;
+	int k;
+
+	for (k = 0; k < N; k++)
+		len += lens[k];
+	msg = malloc(len);
+	scatter = malloc(len + 20 * N);
+	ASSERT_NE(NULL, msg);
+	ASSERT_NE(NULL, scatter);
+	fill(msg, len, 300);
+	at = scatter + len + 20 * N;
+	for (k = 0; k < N; k++) {
+		/* Apart from each other, at odd alignments, in reverse. */
+		at -= lens[k] + 13 + k % 5;
+		memcpy(at, msg + off, lens[k]);
+		iov[k].iov_base = at;
+		iov[k].iov_len = lens[k];
+		off += lens[k];
+	}
+	one_round_iov(_metadata, self, iov, N, len, 1, 300, NULL);
+	one_round_iov(_metadata, self, iov, N, len, OPTIREDUCE_DST_ALL, 300,
+		      NULL);
+	free(scatter);
+	free(msg);
+}
+
+/* A buffer the sender may read but not write is sent as any other. */
+TEST_F_TIMEOUT(lo1500, read_only_buffer, HEAVY_S)
+{
+	size_t map = (1 << 20) + 4096;
+	__u8 *m = mmap(NULL, map, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, m);
+	fill(m + 99, 1 << 20, 400);
+	ASSERT_EQ(0, mprotect(m, map, PROT_READ));
+	one_round(_metadata, self, m + 99, 1 << 20, 1, 400, NULL);
+	munmap(m, map);
+}
+
+/* A /proc/vmstat counter, or -1. */
+static long long vmstat(const char *name)
+{
+	char key[64];
+	long long v;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", key, &v) == 2) {
+		if (!strcmp(key, name)) {
+			fclose(f);
+			return v;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+/*
+ * A buffer that runs into memory the sender cannot read, in the middle
+ * of a batch, of a later batch, or of a later iovec: -EFAULT, every page
+ * the send path pinned is unpinned again, and the socket goes on sending.
+ */
+TEST_F_TIMEOUT(lo1500, fault_mid_message_is_efault, HEAVY_S)
+{
+	/* Readable bytes ahead of the hole, per case. */
+	static const size_t good[] = { 5000, 300000, 4096 };
+	size_t map = 512 * 1024;
+	__u8 *m = mmap(NULL, 2 * map, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long long pinned, unpinned;
+	unsigned int i;
+
+	ASSERT_NE(MAP_FAILED, m);
+	memset(m, 1, map);
+	ASSERT_EQ(0, mprotect(m + map, map, PROT_NONE));
+	pinned = vmstat("nr_foll_pin_acquired");
+	unpinned = vmstat("nr_foll_pin_released");
+	ASSERT_LE(0, pinned);
+	ASSERT_LE(0, unpinned);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct iovec iov[2] = {
+			{ m + map - good[i], good[i] + 8192 },
+			{ m + map, 4096 },
+		};
+		int cnt = i == 2 ? 2 : 1;
+
+		if (i == 2)
+			iov[0].iov_len = good[i];
+		errno = 0;
+		EXPECT_EQ(-1, optr_sendv(self->fd[0], self->round++, 7, 1,
+					 LONG_US, iov, cnt));
+		EXPECT_EQ(EFAULT, errno);
+	}
+	/* Nothing else in this namespace's test pins pages meanwhile. */
+	EXPECT_EQ(vmstat("nr_foll_pin_acquired") - pinned,
+		  vmstat("nr_foll_pin_released") - unpinned);
+	fill(m, 200000, 500);
+	one_round(_metadata, self, m, 200000, 1, 500, NULL);
+	munmap(m, 2 * map);
 }
 
 TEST_HARNESS_MAIN
