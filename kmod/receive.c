@@ -16,6 +16,7 @@
 #include "netns.h"
 #include "receive.h"
 #include "round.h"
+#include "skbwalk.h"
 #include "sock.h"
 #include "stats.h"
 #include "steer.h"
@@ -57,19 +58,19 @@ static void optr_rx_run_lock(struct optr_rx_run *run, struct optr_sock *osk)
 }
 
 /*
- * The header of the datagram at @hdroff, @len bytes long, parsed into @f.
- * A datagram shorter than a header fails here or in optr_wire_parse(),
- * which judges it by @len.
+ * The header of the datagram at @hdroff of @w's skb, @len bytes long,
+ * parsed into @f. A datagram shorter than a header fails here or in
+ * optr_wire_parse(), which judges it by @len.
  */
-static enum optr_wire_err optr_receive_hdr(const struct sk_buff *skb,
+static enum optr_wire_err optr_receive_hdr(struct optr_skb_walk *w,
 					   u32 hdroff, u32 len,
 					   struct optr_frag *f)
 {
-	const struct optr_wire_hdr *h;
-	struct optr_wire_hdr hbuf;
+	struct optr_wire_hdr h;
 
-	h = skb_header_pointer(skb, hdroff, sizeof(hbuf), &hbuf);
-	return h ? optr_wire_parse(h, len, f) : OPTR_WIRE_MALFORMED;
+	if (optr_skb_walk_copy(w, hdroff, &h, sizeof(h)))
+		return OPTR_WIRE_MALFORMED;
+	return optr_wire_parse(&h, len, f);
 }
 
 /* Payload bytes per datagram of @skb: a GSO batch's segment, or all. */
@@ -79,11 +80,11 @@ static u32 optr_receive_seg(const struct sk_buff *skb)
 }
 
 /*
- * One datagram's worth of @skb: the OptiReduce header at @hdroff, @len
+ * One datagram's worth of @w's skb: the OptiReduce header at @hdroff, @len
  * bytes from there to the end of the datagram. Called under RCU; leaves
  * the lock of the last socket it delivered to held in @run.
  */
-static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
+static void optr_receive_one(struct optr_net *on, struct optr_skb_walk *w,
 			     u32 hdroff, u32 len, __be32 saddr,
 			     struct optr_rx_run *run)
 {
@@ -93,7 +94,7 @@ static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
 	struct optr_sock *osk;
 	struct optr_frag f;
 
-	werr = optr_receive_hdr(skb, hdroff, len, &f);
+	werr = optr_receive_hdr(w, hdroff, len, &f);
 	if (werr) {
 		optr_drop(on, NULL, werr == OPTR_WIRE_OUT_OF_BOUNDS ?
 			  OPTR_STAT_DROP_OUT_OF_BOUNDS :
@@ -117,7 +118,7 @@ static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
 		if (f.src >= comm->nranks || comm->addr[f.src] != saddr)
 			optr_drop(on, osk, OPTR_STAT_DROP_FOREIGN_SOURCE, &f);
 		else if (!osk->dead)
-			run->woke |= optr_deliver(osk, skb, payoff, &f,
+			run->woke |= optr_deliver(osk, w, payoff, &f,
 						  run->now);
 	}
 
@@ -137,6 +138,7 @@ static void optr_receive_one(struct optr_net *on, struct sk_buff *skb,
 void optr_receive_here(struct optr_net *on, struct sk_buff *skb)
 {
 	struct optr_rx_run run = {};
+	struct optr_skb_walk w;
 	u32 seg, off = 0;
 	__be32 saddr;
 
@@ -146,6 +148,7 @@ void optr_receive_here(struct optr_net *on, struct sk_buff *skb)
 	}
 	saddr = ip_hdr(skb)->saddr;
 	seg = optr_receive_seg(skb);
+	optr_skb_walk_init(&w, skb);
 	if (skb_is_gso(skb))
 		optr_stat_net(on, OPTR_STAT_RX_GSO_BATCHES, 1);
 	/* Sockets found stay valid while a run holds one's lock. */
@@ -154,7 +157,7 @@ void optr_receive_here(struct optr_net *on, struct sk_buff *skb)
 	do {
 		u32 len = min(seg, skb->len - off);
 
-		optr_receive_one(on, skb, off, len, saddr, &run);
+		optr_receive_one(on, &w, off, len, saddr, &run);
 		off += len;
 	} while (off < skb->len);
 	optr_rx_run_end(&run);
@@ -170,14 +173,16 @@ out:
  * RCU; what this cannot judge is left to optr_receive_here().
  */
 static struct optr_sock *optr_receive_owner(struct optr_net *on,
-					    const struct sk_buff *skb)
+					    struct sk_buff *skb)
 {
 	u32 len = min(optr_receive_seg(skb), skb->len);
+	struct optr_skb_walk w;
 	struct optr_sock *osk;
 	struct optr_frag f;
 
+	optr_skb_walk_init(&w, skb);
 	if (skb->protocol != htons(ETH_P_IP) ||
-	    optr_receive_hdr(skb, 0, len, &f) || f.dst == OPTR_WIRE_DST_ALL)
+	    optr_receive_hdr(&w, 0, len, &f) || f.dst == OPTR_WIRE_DST_ALL)
 		return NULL;
 	hash_for_each_possible_rcu(on->members, osk, member_node, f.comm) {
 		if (osk->comm->id == f.comm && osk->comm->rank == f.dst)

@@ -29,6 +29,7 @@
 #include "netns.h"
 #include "params.h"
 #include "round.h"
+#include "skbwalk.h"
 #include "sock.h"
 #include "stats.h"
 #include "trace.h"
@@ -95,8 +96,10 @@ static void optr_post_free(struct optr_post *p)
 	kfree(p);
 }
 
-/* Copy @len bytes at @dataoff of @skb to offset @off of the posted buffer. */
-static int optr_post_copy(struct optr_post *p, const struct sk_buff *skb,
+/* Copy @len bytes at @dataoff of @w's skb to offset @off of the posted
+ * buffer.
+ */
+static int optr_post_copy(struct optr_post *p, struct optr_skb_walk *w,
 			  u32 dataoff, u32 off, u32 len)
 {
 	u64 pos = (u64)p->pgoff + off;
@@ -106,7 +109,7 @@ static int optr_post_copy(struct optr_post *p, const struct sk_buff *skb,
 		unsigned int poff = offset_in_page(pos);
 		unsigned int n = min_t(u32, len, PAGE_SIZE - poff);
 		void *addr = kmap_local_page(page);
-		int err = skb_copy_bits(skb, dataoff, addr + poff, n);
+		int err = optr_skb_walk_copy(w, dataoff, addr + poff, n);
 
 		kunmap_local(addr);
 		if (err)
@@ -214,7 +217,7 @@ void optr_round_end(struct optr_round *r, enum optireduce_status status)
  * wakes the reader after dropping the lock).
  */
 static bool optr_place(struct optr_sock *osk, struct optr_post *p,
-		       const struct sk_buff *skb, u32 dataoff,
+		       struct optr_skb_walk *w, u32 dataoff,
 		       const struct optr_frag *f, ktime_t now)
 {
 	struct optr_round *r = p->round;
@@ -232,7 +235,7 @@ static bool optr_place(struct optr_sock *osk, struct optr_post *p,
 	/* Copy before recording: bytes are only ever reported received once
 	 * they are in the buffer.
 	 */
-	if (optr_post_copy(p, skb, dataoff, f->offset, f->len)) {
+	if (optr_post_copy(p, w, dataoff, f->offset, f->len)) {
 		optr_drop(osk->on, osk, OPTR_STAT_DROP_MALFORMED, f);
 		return false;
 	}
@@ -296,8 +299,11 @@ static bool optr_backlog_drain(struct optr_sock *osk, struct optr_post *p)
 
 		if (p && f->round == p->round_id && f->src == p->src &&
 		    f->msg == p->msg) {
+			struct optr_skb_walk w;
+
 			optr_backlog_unlink(osk, skb);
-			woke |= optr_place(osk, p, skb, cb->dataoff, f, now);
+			optr_skb_walk_init(&w, skb);
+			woke |= optr_place(osk, p, &w, cb->dataoff, f, now);
 			consume_skb(skb);
 			continue;
 		}
@@ -321,17 +327,17 @@ static bool optr_backlog_drain(struct optr_sock *osk, struct optr_post *p)
  * datagram, but a copy of the fragment's @len bytes out of a GSO batch,
  * whose clone would hold (and be charged for) the whole batch.
  */
-static struct sk_buff *optr_backlog_hold(struct sk_buff *skb, u32 *dataoff,
-					 u32 len)
+static struct sk_buff *optr_backlog_hold(struct optr_skb_walk *w,
+					 u32 *dataoff, u32 len)
 {
 	struct sk_buff *held;
 
-	if (!skb_is_gso(skb))
-		return skb_clone(skb, GFP_ATOMIC);
+	if (!skb_is_gso(w->skb))
+		return skb_clone(w->skb, GFP_ATOMIC);
 	held = alloc_skb(len, GFP_ATOMIC);
 	if (!held)
 		return NULL;
-	if (skb_copy_bits(skb, *dataoff, skb_put(held, len), len)) {
+	if (optr_skb_walk_copy(w, *dataoff, skb_put(held, len), len)) {
 		kfree_skb(held);
 		return NULL;
 	}
@@ -394,8 +400,8 @@ static void optr_note_source(struct optr_sock *osk, const struct optr_frag *f)
  * it for a post that has not come yet, or drop it. @now: see optr_place.
  * Returns true when a completion was queued.
  */
-bool optr_deliver(struct optr_sock *osk, struct sk_buff *skb, u32 dataoff,
-		  const struct optr_frag *f, ktime_t now)
+bool optr_deliver(struct optr_sock *osk, struct optr_skb_walk *w,
+		  u32 dataoff, const struct optr_frag *f, ktime_t now)
 {
 	struct optr_post *p;
 	struct optr_round *r;
@@ -406,7 +412,7 @@ bool optr_deliver(struct optr_sock *osk, struct sk_buff *skb, u32 dataoff,
 	optr_note_source(osk, f);
 	p = optr_post_find(osk, f->round, f->src, f->msg);
 	if (p)
-		return optr_place(osk, p, skb, dataoff, f, now);
+		return optr_place(osk, p, w, dataoff, f, now);
 
 	r = optr_round_find(osk, f->round);
 	if (r && r->sealed) {
@@ -421,7 +427,7 @@ bool optr_deliver(struct optr_sock *osk, struct sk_buff *skb, u32 dataoff,
 
 	/* A peer is ahead of us: keep the fragment until the post. */
 	limit = optr_tunable_get(&optr_backlog_kb) * 1024;
-	clone = optr_backlog_hold(skb, &dataoff, f->len);
+	clone = optr_backlog_hold(w, &dataoff, f->len);
 	if (!clone) {
 		optr_drop(osk->on, osk, OPTR_STAT_DROP_NOMEM, f);
 		return false;

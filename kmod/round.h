@@ -23,6 +23,7 @@
 #include "ranges.h"
 #include "wire.h"
 
+struct optr_skb_walk;
 struct optr_sock;
 struct optr_round;
 
@@ -86,8 +87,8 @@ int optr_cancel(struct optr_sock *osk, const struct optireduce_cancel *c);
 int optr_retime(struct optr_sock *osk, const struct optireduce_deadline *d);
 int optr_recv_completions(struct optr_sock *osk, struct msghdr *msg,
 			  int flags);
-bool optr_deliver(struct optr_sock *osk, struct sk_buff *skb, u32 dataoff,
-		  const struct optr_frag *f, ktime_t now);
+bool optr_deliver(struct optr_sock *osk, struct optr_skb_walk *w,
+		  u32 dataoff, const struct optr_frag *f, ktime_t now);
 void optr_round_end(struct optr_round *r, enum optireduce_status status);
 void optr_rounds_release(struct optr_sock *osk);
 void optr_rounds_reap(struct optr_sock *osk);

@@ -7,11 +7,13 @@
  */
 
 #include <kunit/test.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <uapi/linux/optireduce.h>
 
 #include "../estimate.h"
 #include "../ranges.h"
+#include "../skbwalk.h"
 #include "../wire.h"
 
 /* ---- wire ---- */
@@ -261,6 +263,89 @@ static void estimate_rule(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 10U, optr_est_percentile(&e, 50));
 }
 
+/* ---- skb walk ---- */
+
+/*
+ * An skb of 100 linear bytes and three frags: 9000 bytes across the
+ * subpages of a compound page, 3000 of a single page, and 5000 more of
+ * the compound page. Every byte is distinct modulo 251.
+ */
+static struct sk_buff *skbwalk_skb(struct kunit *test)
+{
+	static const struct { int big; u32 off, len; } fr[] = {
+		{ 1, 1000, 9000 }, { 0, 17, 3000 }, { 1, 10000, 5000 },
+	};
+	struct page *big = alloc_pages(GFP_KERNEL | __GFP_COMP, 2);
+	struct page *small = alloc_page(GFP_KERNEL);
+	struct sk_buff *skb = alloc_skb(100, GFP_KERNEL);
+	u32 i, pos = 0;
+	u8 *head;
+
+	KUNIT_ASSERT_NOT_NULL(test, big);
+	KUNIT_ASSERT_NOT_NULL(test, small);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	head = skb_put(skb, 100);
+	for (i = 0; i < 100; i++)
+		head[i] = pos++ % 251;
+	for (i = 0; i < ARRAY_SIZE(fr); i++) {
+		struct page *pg = fr[i].big ? big : small;
+		u8 *base = page_address(pg);
+		u32 b;
+
+		for (b = 0; b < fr[i].len; b++)
+			base[fr[i].off + b] = pos++ % 251;
+		get_page(pg);
+		skb_fill_page_desc(skb, i, pg, fr[i].off, fr[i].len);
+		skb->len += fr[i].len;
+		skb->data_len += fr[i].len;
+		skb->truesize += fr[i].len;
+	}
+	put_page(big);
+	put_page(small);
+	return skb;
+}
+
+/* Reads forward in datagram-like steps, then behind, then past the end. */
+static void skbwalk_reads(struct kunit *test)
+{
+	static const u32 steps[] = { 36, 1436, 1, 4095, 36, 7000, 2 };
+	struct sk_buff *skb = skbwalk_skb(test);
+	u32 seed = 777, off = 0, k = 0, i;
+	struct optr_skb_walk w;
+	u8 *got, *want;
+
+	got = kunit_kmalloc(test, skb->len, GFP_KERNEL);
+	want = kunit_kmalloc(test, skb->len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, got);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	for (i = 0; i < skb->len; i++)
+		want[i] = i % 251;
+	optr_skb_walk_init(&w, skb);
+	while (off < skb->len) {
+		u32 n = min(steps[k++ % ARRAY_SIZE(steps)], skb->len - off);
+
+		KUNIT_ASSERT_EQ(test, 0, optr_skb_walk_copy(&w, off, got + off, n));
+		off += n;
+	}
+	KUNIT_EXPECT_EQ(test, 0, memcmp(got, want, skb->len));
+
+	for (i = 0; i < 200; i++) {
+		u32 o, n;
+
+		seed = seed * 1103515245 + 12345;
+		o = (seed >> 8) % skb->len;
+		seed = seed * 1103515245 + 12345;
+		n = 1 + (seed >> 8) % min(skb->len - o, 5000U);
+		memset(got, 0, n);
+		KUNIT_ASSERT_EQ(test, 0, optr_skb_walk_copy(&w, o, got, n));
+		KUNIT_EXPECT_EQ(test, 0, memcmp(got, want + o, n));
+	}
+
+	KUNIT_EXPECT_NE(test, 0, optr_skb_walk_copy(&w, skb->len - 1, got, 2));
+	KUNIT_EXPECT_NE(test, 0, optr_skb_walk_copy(&w, U32_MAX, got, 1));
+	kfree_skb(skb);
+}
+
 static struct kunit_case optr_wire_cases[] = {
 	KUNIT_CASE(wire_roundtrip),
 	KUNIT_CASE(wire_malformed),
@@ -280,6 +365,11 @@ static struct kunit_case optr_estimate_cases[] = {
 	{}
 };
 
+static struct kunit_case optr_skbwalk_cases[] = {
+	KUNIT_CASE(skbwalk_reads),
+	{}
+};
+
 static struct kunit_suite optr_wire_suite = {
 	.name = "optireduce-wire",
 	.test_cases = optr_wire_cases,
@@ -295,4 +385,10 @@ static struct kunit_suite optr_estimate_suite = {
 	.test_cases = optr_estimate_cases,
 };
 
-kunit_test_suites(&optr_wire_suite, &optr_ranges_suite, &optr_estimate_suite);
+static struct kunit_suite optr_skbwalk_suite = {
+	.name = "optireduce-skbwalk",
+	.test_cases = optr_skbwalk_cases,
+};
+
+kunit_test_suites(&optr_wire_suite, &optr_ranges_suite, &optr_estimate_suite,
+		  &optr_skbwalk_suite);
