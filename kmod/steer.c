@@ -16,8 +16,10 @@
  *   osk->steer      batches waiting, in arrival order; its own lock
  *   osk->steer_work drains them through optr_receive_here()
  *
- * Only GSO batches are steered: a single datagram costs less to place than
- * the work's wake-up adds to its latency. The queue holds at most
+ * Only GSO batches and datagrams of OPTR_STEER_MIN_LEN or more (a link
+ * with a 64 KiB MTU sends those one at a time) are steered: a datagram of
+ * a few KiB costs less to place than the work's wake-up adds to its
+ * latency. The queue holds at most
  * rx_steer_kb of skb memory; beyond it, and when the tunable is 0, a batch
  * is placed at once where it arrived, so nothing is dropped for steering's
  * sake, and what waits in the queue is placed first. While batches are
@@ -42,6 +44,9 @@
 #include "sock.h"
 #include "stats.h"
 #include "steer.h"
+
+/* A lone datagram this long is worth the trip; see above. */
+#define OPTR_STEER_MIN_LEN	(16 * 1024)
 
 static void optr_steer_work(struct work_struct *work)
 {
@@ -87,11 +92,13 @@ bool optr_steer(struct optr_sock *osk, struct sk_buff *skb)
 	struct sk_buff *held;
 	bool queued = false;
 
-	/* A lone datagram is cheap to place and would wait for the work's
-	 * wake-up: only batches are worth the trip, unless others queue.
+	/* A short datagram is cheap to place and would wait for the work's
+	 * wake-up: only batches and long ones are worth the trip, unless
+	 * others queue.
 	 */
 	if (!limit || cpu < 0 ||
-	    (idle && (cpu == smp_processor_id() || !skb_is_gso(skb))))
+	    (idle && (cpu == smp_processor_id() ||
+		      (!skb_is_gso(skb) && skb->len < OPTR_STEER_MIN_LEN))))
 		return false;
 
 	__skb_queue_head_init(&full);

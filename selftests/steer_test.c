@@ -7,8 +7,9 @@
  * sending child process on CPU 0, where loopback delivers its packets.
  * Covers: data placed byte for byte through the steering queue; the
  * tunable turning it off; a small queue that fills; a queue too small for
- * one batch placing every batch where it arrived; and closing a socket
- * while batches are queued.
+ * one batch placing every batch where it arrived; long datagrams that come
+ * alone (MTU 65535) steered too; and closing a socket while batches are
+ * queued.
  */
 #include <sched.h>
 #include <stdint.h>
@@ -194,6 +195,22 @@ TEST_F_TIMEOUT(steer, full_queue_keeps_rounds_whole, HEAVY_S)
 TEST_F_TIMEOUT(steer, queue_too_small_places_where_received, HEAVY_S)
 {
 	EXPECT_EQ(0, steered_at(_metadata, self, 1));
+}
+
+/*
+ * At a loopback MTU of 65535 every datagram carries about 64 KiB and goes
+ * alone, not in a GSO batch: long enough to be steered all the same.
+ */
+TEST_F_TIMEOUT(steer, long_lone_datagrams_steered, HEAVY_S)
+{
+	long long before = optr_net_counter("rx_steered");
+	long long batches = optr_net_counter("rx_gso_batches");
+
+	ASSERT_EQ(0, optr_lo_up_mtu(65535));
+	ASSERT_EQ(0, optr_param_set("rx_steer_kb", 4096));
+	transfer(_metadata, self);
+	EXPECT_EQ(batches, optr_net_counter("rx_gso_batches"));
+	EXPECT_LT(before, optr_net_counter("rx_steered"));
 }
 
 /*
