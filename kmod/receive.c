@@ -25,12 +25,18 @@
 /*
  * The datagrams of a GSO batch mostly go to one socket: its lock is taken
  * once for the run of them, the clock read once (their arrival time), and
- * its reader woken once, when the run ends.
+ * its reader woken once, when the run ends. They mostly continue one
+ * message, too: while the last one went to a single socket's open post
+ * (@post, see optr_deliver()), the next from the same sender to the same
+ * rank goes to that socket without looking it up again; the batch's
+ * source address is the same, so is the peer table's verdict on it.
  */
 struct optr_rx_run {
 	struct optr_sock *osk;		/* locked, or NULL */
 	ktime_t now;			/* read after taking the lock */
 	bool woke;			/* a completion was queued */
+	struct optr_post *post;		/* of osk, or NULL */
+	u32 comm, dst, src;		/* of the datagram placed in @post */
 };
 
 static void optr_rx_run_end(struct optr_rx_run *run)
@@ -44,6 +50,7 @@ static void optr_rx_run_end(struct optr_rx_run *run)
 		osk->sk.sk_data_ready(&osk->sk);
 	run->osk = NULL;
 	run->woke = false;
+	run->post = NULL;
 }
 
 static void optr_rx_run_lock(struct optr_rx_run *run, struct optr_sock *osk)
@@ -102,6 +109,15 @@ static void optr_receive_one(struct optr_net *on, struct optr_skb_walk *w,
 		return;
 	}
 
+	if (run->post && f.comm == run->comm && f.dst == run->dst &&
+	    f.src == run->src) {
+		/* run->osk is locked and not dead, f.dst is one rank. */
+		run->woke |= optr_deliver(run->osk, w, payoff, &f, run->now,
+					  &run->post);
+		return;
+	}
+	run->post = NULL;
+
 	hash_for_each_possible_rcu(on->members, osk, member_node, f.comm) {
 		const struct optr_comm *comm = osk->comm;
 
@@ -115,11 +131,21 @@ static void optr_receive_one(struct optr_net *on, struct optr_skb_walk *w,
 			continue;
 		for_us = true;
 		optr_rx_run_lock(run, osk);
-		if (f.src >= comm->nranks || comm->addr[f.src] != saddr)
+		if (f.src >= comm->nranks || comm->addr[f.src] != saddr) {
 			optr_drop(on, osk, OPTR_STAT_DROP_FOREIGN_SOURCE, &f);
-		else if (!osk->dead)
-			run->woke |= optr_deliver(osk, w, payoff, &f,
-						  run->now);
+		} else if (!osk->dead) {
+			struct optr_post *post = NULL;
+
+			run->woke |= optr_deliver(osk, w, payoff, &f, run->now,
+						  &post);
+			/* Only one socket can be the target of the next. */
+			if (f.dst != OPTR_WIRE_DST_ALL) {
+				run->post = post;
+				run->comm = f.comm;
+				run->dst = f.dst;
+				run->src = f.src;
+			}
+		}
 	}
 
 	/* No member of that communicator (for that rank) lives here. A

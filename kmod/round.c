@@ -399,20 +399,37 @@ static void optr_note_source(struct optr_sock *osk, const struct optr_frag *f)
  * The receive path's entry, socket lock held: place the fragment, or hold
  * it for a post that has not come yet, or drop it. @now: see optr_place.
  * Returns true when a completion was queued.
+ *
+ * *@last is the post the previous fragment went to, or NULL; on return,
+ * the post this one went to if it is still open. The datagrams of a batch
+ * mostly continue one message, and the caller holds the lock from one to
+ * the next, so the post cannot end or go away in between: the lookup and
+ * the sender's bookkeeping (done for that round and sender already) are
+ * skipped.
  */
 bool optr_deliver(struct optr_sock *osk, struct optr_skb_walk *w,
-		  u32 dataoff, const struct optr_frag *f, ktime_t now)
+		  u32 dataoff, const struct optr_frag *f, ktime_t now,
+		  struct optr_post **last)
 {
-	struct optr_post *p;
+	struct optr_post *p = *last;
 	struct optr_round *r;
 	struct sk_buff *clone;
+	bool woke;
 	u32 limit;
 
 	lockdep_assert_held(&osk->lock);
-	optr_note_source(osk, f);
-	p = optr_post_find(osk, f->round, f->src, f->msg);
-	if (p)
-		return optr_place(osk, p, w, dataoff, f, now);
+	*last = NULL;
+	if (!p || p->round_id != f->round || p->src != f->src ||
+	    p->msg != f->msg) {
+		optr_note_source(osk, f);
+		p = optr_post_find(osk, f->round, f->src, f->msg);
+	}
+	if (p) {
+		woke = optr_place(osk, p, w, dataoff, f, now);
+		if (!p->done)
+			*last = p;
+		return woke;
+	}
 
 	r = optr_round_find(osk, f->round);
 	if (r && r->sealed) {

@@ -88,7 +88,8 @@ int optr_retime(struct optr_sock *osk, const struct optireduce_deadline *d);
 int optr_recv_completions(struct optr_sock *osk, struct msghdr *msg,
 			  int flags);
 bool optr_deliver(struct optr_sock *osk, struct optr_skb_walk *w,
-		  u32 dataoff, const struct optr_frag *f, ktime_t now);
+		  u32 dataoff, const struct optr_frag *f, ktime_t now,
+		  struct optr_post **last);
 void optr_round_end(struct optr_round *r, enum optireduce_status status);
 void optr_rounds_release(struct optr_sock *osk);
 void optr_rounds_reap(struct optr_sock *osk);
