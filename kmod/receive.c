@@ -35,8 +35,7 @@ struct optr_rx_run {
 	struct optr_sock *osk;		/* locked, or NULL */
 	ktime_t now;			/* read after taking the lock */
 	bool woke;			/* a completion was queued */
-	struct optr_post *post;		/* of osk, or NULL */
-	u32 comm, dst, src;		/* of the datagram placed in @post */
+	struct optr_post *post;		/* open, of osk's rank, or NULL */
 };
 
 static void optr_rx_run_end(struct optr_rx_run *run)
@@ -109,9 +108,9 @@ static void optr_receive_one(struct optr_net *on, struct optr_skb_walk *w,
 		return;
 	}
 
-	if (run->post && f.comm == run->comm && f.dst == run->dst &&
-	    f.src == run->src) {
-		/* run->osk is locked and not dead, f.dst is one rank. */
+	if (run->post && f.comm == run->osk->comm->id &&
+	    f.dst == run->osk->comm->rank && f.src == run->post->src) {
+		/* run->osk is locked and not dead. */
 		run->woke |= optr_deliver(run->osk, w, payoff, &f, run->now,
 					  &run->post);
 		return;
@@ -139,12 +138,8 @@ static void optr_receive_one(struct optr_net *on, struct optr_skb_walk *w,
 			run->woke |= optr_deliver(osk, w, payoff, &f, run->now,
 						  &post);
 			/* Only one socket can be the target of the next. */
-			if (f.dst != OPTR_WIRE_DST_ALL) {
+			if (f.dst != OPTR_WIRE_DST_ALL)
 				run->post = post;
-				run->comm = f.comm;
-				run->dst = f.dst;
-				run->src = f.src;
-			}
 		}
 	}
 

@@ -72,10 +72,8 @@ int optr_txsrc_copy(struct optr_txsrc *s, void *dst, size_t len)
 		if (!s->left && !s->copy_iter && !optr_txsrc_take(s))
 			s->copy_iter = true;
 		if (s->copy_iter) {
-			if (copy_from_iter(dst, len, s->iter) != len)
-				return -EFAULT;
-			s->want -= min(s->want, len);
-			return 0;
+			return copy_from_iter(dst, len, s->iter) == len ?
+			       0 : -EFAULT;
 		}
 		page = s->pages[s->off >> PAGE_SHIFT];
 		poff = offset_in_page(s->off);
