@@ -9,6 +9,7 @@
  * and the contract that a buffer may be rewritten and unmapped as soon
  * as the send returns without changing what the peers receive.
  */
+#include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -270,15 +271,24 @@ TEST_F_TIMEOUT(lo1500, read_only_buffer, HEAVY_S)
 
 /*
  * Pages pinned and unpinned since boot (/proc/vmstat), read in one pass:
- * outstanding pins are their difference. 0, or -1.
+ * outstanding pins are their difference. The counters sit partly in
+ * per-CPU buckets, folded in every second or so (a read could show more
+ * unpinned than pinned): stat_refresh folds them first. 0, or -1.
  */
 static int pins(long long *acquired, long long *released)
 {
 	char key[64];
 	long long v;
-	int found = 0;
-	FILE *f = fopen("/proc/vmstat", "r");
+	int found = 0, fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+	FILE *f;
 
+	if (fd < 0 || write(fd, "1", 1) != 1) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	f = fopen("/proc/vmstat", "r");
 	if (!f)
 		return -1;
 	while (fscanf(f, "%63s %lld", key, &v) == 2) {
