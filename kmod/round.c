@@ -134,8 +134,11 @@ static void optr_post_end(struct optr_sock *osk, struct optr_post *p,
 	list_move_tail(&p->node, &osk->completions);
 	WRITE_ONCE(osk->ncompl, osk->ncompl + 1);
 	r->pending--;
-	if (!p->src_done)
+	if (!p->src_done) {
 		r->last_pending--;
+		if (!p->started)
+			r->silent--;
+	}
 	if (p->moved_on)
 		r->moved_on--;
 	p->round = NULL;
@@ -252,17 +255,22 @@ static bool optr_place(struct optr_sock *osk, struct optr_post *p,
 	}
 	optr_stat_sock(osk, OPTR_STAT_RX_PACKETS, 1);
 	optr_stat_sock(osk, OPTR_STAT_RX_BYTES, added);
+	if (!p->started) {
+		p->started = true;
+		if (!p->src_done)
+			r->silent--;
+	}
 	if ((f->flags & OPTR_WIRE_LAST) && !p->last_seen) {
 		p->last_seen = true;
 		if (p->moved_on) {
-			/* The window may be back to its short self. */
 			p->moved_on = false;
 			r->moved_on--;
-			optr_round_early_rearm(r);
 		} else {
 			p->src_done = true;
 			r->last_pending--;
 		}
+		/* The window may be back to its short self. */
+		optr_round_early_rearm(r);
 	}
 	if (p->got.covered == p->len) {
 		optr_post_end(osk, p, OPTIREDUCE_COMPLETE, r->last_rx);
@@ -387,6 +395,8 @@ static void optr_note_source(struct optr_sock *osk, const struct optr_frag *f)
 			p->src_done = true;
 			p->moved_on = true;
 			r->last_pending--;
+			if (!p->started)
+				r->silent--;
 			r->moved_on++;
 			changed = true;
 		}
@@ -599,10 +609,12 @@ int optr_post(struct optr_sock *osk, const struct optireduce_post *req,
 	/* Its sender may have moved on already (optr_note_source()). */
 	p->src_done = optr_src_moved_on(osk, p->src, p->round_id);
 	p->moved_on = p->src_done;
-	if (p->moved_on)
+	if (p->moved_on) {
 		r->moved_on++;
-	else
+	} else {
 		r->last_pending++;
+		r->silent++;
+	}
 	if (!(req->flags & OPTIREDUCE_POST_MORE))
 		r->sealed = true;
 	woke = optr_backlog_drain(osk, p);
@@ -726,6 +738,8 @@ static int optr_completion_copy(struct optr_post *p, u32 nmissing, u32 nr,
 		.src = p->src,
 		.flags = (p->last_seen ? OPTIREDUCE_COMPL_LAST_SEEN : 0) |
 			 (p->moved_on ? OPTIREDUCE_COMPL_MOVED_ON : 0) |
+			 (p->status == OPTIREDUCE_EARLY && !p->src_done ?
+			  OPTIREDUCE_COMPL_STALLED : 0) |
 			 (nr < nmissing ? OPTIREDUCE_COMPL_TRUNC : 0),
 		.user_data = p->user_data,
 		.len = p->len,

@@ -40,6 +40,7 @@ struct optr_post {
 	unsigned int npages;
 	struct page **pages;		/* pinned while posted */
 	struct optr_ranges got;
+	bool started;			/* a fragment was placed */
 	bool last_seen;
 	bool src_done;			/* last_seen, or the sender moved on */
 	bool moved_on;			/* src_done without last_seen */
@@ -57,6 +58,7 @@ struct optr_round {
 	u32 id;
 	u32 pending;			/* posts not yet complete */
 	u32 last_pending;		/* posts whose sender may still send */
+	u32 silent;			/* ... of which nothing came yet */
 	bool sealed;			/* a post without POST_MORE came */
 	bool early_armed;
 	bool ended;
@@ -64,7 +66,7 @@ struct optr_round {
 	ktime_t deadline;
 	ktime_t last_rx;
 	u64 idle_ns;			/* early timeout window; 0 = off */
-	u64 typical_ns;			/* the window once a sender moved on */
+	u64 typical_ns;			/* the window while a tail is unknown */
 	u32 moved_on;			/* pending posts done by moving on */
 	u64 posted_bytes;		/* all posts' lengths */
 	u64 lost_bytes;			/* missing when their posts ended */

@@ -5,15 +5,16 @@
  *   round->timer (hrtimer, CLOCK_MONOTONIC, absolute, softirq)
  *     armed by:   optr_round_open() for the round's deadline;
  *                 optr_retime() for a deadline moved by the caller;
- *                 optr_round_maybe_arm_early() once every expected sender's
- *                 last fragment arrived (or it moved on to a later round),
- *                 for last_rx + idle window (optr_round_idle_ns());
- *                 optr_round_early_rearm() when the window shrinks (the
- *                 last fragment came after its sender had moved on);
+ *                 optr_round_maybe_arm_early() once every expected sender
+ *                 has been heard from (a fragment of its message, or of a
+ *                 later round), for last_rx + idle window
+ *                 (optr_round_idle_ns());
+ *                 optr_round_early_rearm() when the window shrinks (a last
+ *                 fragment came);
  *                 its own callback, to re-arm for a later time.
- *     does:       at the deadline, ends the round EXPIRED; when the round
- *                 has been idle for the window after all last fragments,
- *                 ends it EARLY; otherwise re-arms for the nearer of the two.
+ *     does:       at the deadline, ends the round EXPIRED; when the armed
+ *                 round has been idle for the window, ends it EARLY;
+ *                 otherwise re-arms for the nearer of the two.
  *     stopped by: optr_rounds_reap() (hrtimer_cancel, process context) before
  *                 the round is freed. A callback that finds its round ended
  *                 does nothing and does not re-arm.
@@ -74,17 +75,22 @@ void optr_round_timer_arm(struct optr_round *r, ktime_t when)
 }
 
 /*
- * The early timeout's idle window: early_idle_pct of the typical round,
- * or the whole typical round while a pending post's sender is only known
- * to have moved on to a later round (its last fragment did not come):
- * on a path that reorders, the rest of its message may still be on the
- * way. 0: the early timeout is off.
+ * The early timeout's idle window: early_idle_pct of the typical round
+ * once every pending post's last fragment came, the whole typical round
+ * while some post's last fragment has not: its sender moved on to a later
+ * round (on a path that reorders, the rest may still be on the way), or it
+ * is still sending as far as this socket knows. A message's fragments
+ * leave back to back, so a round of silence in the middle of one means its
+ * tail was lost; waiting for the deadline instead held the receiver, and
+ * through it every peer's next call, for a whole deadline whenever a
+ * message's LAST fragment was dropped. 0: the early timeout is off.
  */
 u64 optr_round_idle_ns(const struct optr_round *r)
 {
 	if (!r->idle_ns)
 		return 0;
-	return r->moved_on ? max(r->idle_ns, r->typical_ns) : r->idle_ns;
+	return r->moved_on || r->last_pending ?
+		max(r->idle_ns, r->typical_ns) : r->idle_ns;
 }
 
 /* The idle window changed: re-arm an armed early timeout for it. */
@@ -101,17 +107,20 @@ void optr_round_early_rearm(struct optr_round *r)
 }
 
 /*
- * Early timeout: once the round is sealed and every pending post has seen
- * its sender's last fragment, the round need not wait for its deadline:
- * what is still missing is lost, and the round ends after it has been idle
- * for idle_ns. Called whenever that condition may have become true.
+ * Early timeout: once the round is sealed and every pending post has heard
+ * from its sender (a fragment of its own, or the sender moved on), the
+ * round need not wait for its deadline: it ends after it has been idle for
+ * the window, and what is still missing then is lost. A post that heard
+ * nothing keeps the round on its deadline: its sender may be late to
+ * start (a longer computation), which is what deadlines are for. Called
+ * whenever that condition may have become true.
  */
 void optr_round_maybe_arm_early(struct optr_round *r)
 {
 	ktime_t when;
 
 	lockdep_assert_held(&r->osk->lock);
-	if (r->early_armed || r->ended || !r->sealed || r->last_pending ||
+	if (r->early_armed || r->ended || !r->sealed || r->silent ||
 	    !r->pending || !r->idle_ns)
 		return;
 	r->early_armed = true;

@@ -644,12 +644,18 @@ static void check_completion(const struct optireduce_completion *c,
 	if (last_seen && (c->flags & OPTIREDUCE_COMPL_MOVED_ON))
 		bad("round %u src %u: MOVED_ON with the last fragment", round,
 		    c->src);
-	/* The early timeout arms only once every sender's last fragment
-	 * arrived or it moved on to a later round. */
+	/* The early timeout arms only once every sender was heard from:
+	 * without the last fragment, a post ends early because its sender
+	 * moved on to a later round or stalled after a first fragment. */
 	if (c->status == OPTIREDUCE_EARLY && !last_seen &&
-	    !(c->flags & OPTIREDUCE_COMPL_MOVED_ON))
+	    !(c->flags & (OPTIREDUCE_COMPL_MOVED_ON | OPTIREDUCE_COMPL_STALLED)))
 		bad("round %u src %u: EARLY without the last fragment", round,
 		    c->src);
+	if ((c->flags & OPTIREDUCE_COMPL_STALLED) &&
+	    (c->status != OPTIREDUCE_EARLY || last_seen || !c->received ||
+	     (c->flags & OPTIREDUCE_COMPL_MOVED_ON)))
+		bad("round %u src %u: STALLED with status %u, %u bytes, flags %#x",
+		    round, c->src, c->status, c->received, c->flags);
 	/* A deadline timer never fires before the deadline. */
 	if (c->status == OPTIREDUCE_EXPIRED && o.deadline_us &&
 	    c->elapsed_ns < (uint64_t)o.deadline_us * 1000)

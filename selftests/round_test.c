@@ -95,17 +95,26 @@ static void fill(__u8 *p, size_t n, unsigned int seed)
 		p[i] = (seed * 131 + i * 7 + (i >> 11)) & 0x7f;
 }
 
-/* Post round (from rank 0, message 0) with a 20 s deadline and a typical
- * round time of hint_us (early_us). */
-static int post_hinted(int fd, __u32 round, __u32 hint_us, void *buf,
-		       size_t len)
+/* Post message msg of round (from rank 0) with a typical round time of
+ * hint_us (early_us; it counts on the round's first post). */
+static int post_msg_hinted(int fd, __u32 round, __u32 msg, __u32 flags,
+			   __u32 deadline_us, __u32 hint_us, void *buf,
+			   size_t len)
 {
 	struct optireduce_post p = {
-		.round = round, .msg = 0, .src = 0,
-		.deadline_us = 20 * 1000 * 1000, .early_us = hint_us,
+		.round = round, .msg = msg, .src = 0, .flags = flags,
+		.deadline_us = deadline_us, .early_us = hint_us,
 	};
 
 	return optr_ctl(fd, OPTIREDUCE_CMSG_POST, &p, sizeof(p), buf, len);
+}
+
+/* ... message 0 alone, with a 20 s deadline. */
+static int post_hinted(int fd, __u32 round, __u32 hint_us, void *buf,
+		       size_t len)
+{
+	return post_msg_hinted(fd, round, 0, 0, 20 * 1000 * 1000, hint_us,
+			       buf, len);
 }
 
 TEST_F_TIMEOUT(pair, delivers_every_size_byte_exact, HEAVY_S)
@@ -412,6 +421,104 @@ TEST_F(pair, moved_on_waits_a_typical_round)
 	EXPECT_FALSE(c.h.flags & OPTIREDUCE_COMPL_MOVED_ON);
 	EXPECT_EQ(2000, c.h.received);
 	EXPECT_LT(c.h.elapsed_ns, hint_us * 1000);
+}
+
+/*
+ * The LAST fragment lost and the sender not (yet) on to a later round: a
+ * message that began to arrive and then fell silent for a whole typical
+ * round ends the round early, not at its deadline. The window is the
+ * whole typical round (1 s), not early_idle_pct of it: the sender might
+ * only be slow.
+ */
+TEST_F(pair, stalled_sender_waits_a_typical_round)
+{
+	const __u64 hint_us = 1000 * 1000;
+	__u8 src[3000], dst[3000];
+	struct optr_compl c;
+	__u64 t0, waited;
+
+	fill(src, sizeof(src), 5);
+	ASSERT_EQ(0, post_hinted(self->b, 1, hint_us, dst, sizeof(dst)));
+	t0 = optr_now_ns();
+	inject(_metadata, self, 1, 0, 0, 1000, 3000, src);
+	inject(_metadata, self, 1, 0, 1000, 1000, 3000, src);
+	EXPECT_EQ(-1, optr_recv_one(self->b, &c, 500));
+	ASSERT_EQ(0, optr_recv_one(self->b, &c, 25000));
+	waited = optr_now_ns() - t0;
+	EXPECT_EQ(OPTIREDUCE_EARLY, c.h.status);
+	EXPECT_EQ(2000, c.h.received);
+	EXPECT_TRUE(c.h.flags & OPTIREDUCE_COMPL_STALLED);
+	EXPECT_FALSE(c.h.flags & OPTIREDUCE_COMPL_LAST_SEEN);
+	EXPECT_FALSE(c.h.flags & OPTIREDUCE_COMPL_MOVED_ON);
+	EXPECT_GE(waited + 50000000ULL, hint_us * 1000);
+	EXPECT_LT(waited, 15000000000ULL);
+	TH_LOG("typical 1 s, deadline 20 s: stalled sender's round ended after %llu ms",
+	       (unsigned long long)waited / 1000000);
+}
+
+/*
+ * A message of which nothing came keeps its round on the deadline, even
+ * when the round's other message stalled: its sender may be late to start.
+ * Once it is heard from (a fragment, or a fragment of a later round), the
+ * early timeout takes over. Two messages from rank 0 per round; typical
+ * round 200 ms, deadline 1.5 s.
+ */
+TEST_F(pair, silent_message_keeps_the_deadline)
+{
+	const __u32 hint_us = 200 * 1000, dl_us = 1500 * 1000;
+	__u8 src[3000], d0[3000], d1[3000];
+	struct optr_compl c[2];
+	unsigned int i;
+
+	fill(src, sizeof(src), 6);
+	/* Round 1: message 1 silent throughout. */
+	ASSERT_EQ(0, post_msg_hinted(self->b, 1, 0, OPTIREDUCE_POST_MORE,
+				     dl_us, hint_us, d0, sizeof(d0)));
+	ASSERT_EQ(0, post_msg_hinted(self->b, 1, 1, 0, dl_us, hint_us, d1,
+				     sizeof(d1)));
+	inject(_metadata, self, 1, 0, 0, 1000, 3000, src);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, optr_recv_one(self->b, &c[i], 10000));
+		EXPECT_EQ(OPTIREDUCE_EXPIRED, c[i].h.status);
+		EXPECT_GE(c[i].h.elapsed_ns, dl_us * 1000ULL);
+		EXPECT_FALSE(c[i].h.flags & OPTIREDUCE_COMPL_STALLED);
+	}
+
+	/* Round 3: message 1's LAST fragment alone, message 0 stalled. */
+	ASSERT_EQ(0, post_msg_hinted(self->b, 3, 0, OPTIREDUCE_POST_MORE,
+				     dl_us, hint_us, d0, sizeof(d0)));
+	ASSERT_EQ(0, post_msg_hinted(self->b, 3, 1, 0, dl_us, hint_us, d1,
+				     sizeof(d1)));
+	inject(_metadata, self, 3, 0, 0, 1000, 3000, src);
+	inject(_metadata, self, 3, 1, 2000, 1000, 3000, src);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, optr_recv_one(self->b, &c[i], 10000));
+		EXPECT_EQ(3, c[i].h.round);
+		EXPECT_EQ(OPTIREDUCE_EARLY, c[i].h.status);
+		EXPECT_GE(c[i].h.elapsed_ns + 50000000ULL, hint_us * 1000ULL);
+		EXPECT_LT(c[i].h.elapsed_ns, dl_us * 1000ULL);
+		EXPECT_EQ(c[i].h.msg == 0,
+			  !!(c[i].h.flags & OPTIREDUCE_COMPL_STALLED));
+		EXPECT_EQ(c[i].h.msg == 1,
+			  !!(c[i].h.flags & OPTIREDUCE_COMPL_LAST_SEEN));
+	}
+
+	/* Round 5: message 1 silent until its sender moves on to round 7. */
+	ASSERT_EQ(0, post_msg_hinted(self->b, 5, 0, OPTIREDUCE_POST_MORE,
+				     dl_us, hint_us, d0, sizeof(d0)));
+	ASSERT_EQ(0, post_msg_hinted(self->b, 5, 1, 0, dl_us, hint_us, d1,
+				     sizeof(d1)));
+	inject(_metadata, self, 5, 0, 0, 1000, 3000, src);
+	inject(_metadata, self, 7, 0, 0, 1000, 3000, src);	/* held */
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, optr_recv_one(self->b, &c[i], 10000));
+		EXPECT_EQ(5, c[i].h.round);
+		EXPECT_EQ(OPTIREDUCE_EARLY, c[i].h.status);
+		EXPECT_TRUE(c[i].h.flags & OPTIREDUCE_COMPL_MOVED_ON);
+		EXPECT_FALSE(c[i].h.flags & OPTIREDUCE_COMPL_STALLED);
+		EXPECT_EQ(c[i].h.msg == 0 ? 1000 : 0, c[i].h.received);
+		EXPECT_LT(c[i].h.elapsed_ns, dl_us * 1000ULL);
+	}
 }
 
 TEST_F(pair, early_timeout_off_waits_for_deadline)

@@ -228,6 +228,12 @@ struct optireduce_completion {
  * by the early timeout, after an idle window of a whole typical round.
  */
 #define OPTIREDUCE_COMPL_MOVED_ON	0x4U
+/* Neither the last fragment came nor did the sender move on, but its
+ * message had begun to arrive and then the round fell silent for a whole
+ * typical round: the rest (and its LAST fragment) was lost, or the sender
+ * stalled for longer than a round takes. Only with OPTIREDUCE_EARLY.
+ */
+#define OPTIREDUCE_COMPL_STALLED	0x8U
 
 /* Counters of a socket (OPTIREDUCE_STATS) and of a namespace
  * (/proc/net/optireduce). Only ever grow.
