@@ -269,8 +269,9 @@ static bool optr_place(struct optr_sock *osk, struct optr_post *p,
 			p->src_done = true;
 			r->last_pending--;
 		}
-		/* The window may be back to its short self. */
-		optr_round_early_rearm(r);
+		/* Every tail known now: the window is back to its short self. */
+		if (!r->moved_on && !r->last_pending)
+			optr_round_early_rearm(r);
 	}
 	if (p->got.covered == p->len) {
 		optr_post_end(osk, p, OPTIREDUCE_COMPLETE, r->last_rx);

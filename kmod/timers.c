@@ -9,8 +9,8 @@
  *                 has been heard from (a fragment of its message, or of a
  *                 later round), for last_rx + idle window
  *                 (optr_round_idle_ns());
- *                 optr_round_early_rearm() when the window shrinks (a last
- *                 fragment came);
+ *                 optr_round_early_rearm() when the window shrinks (the
+ *                 last missing LAST fragment came);
  *                 its own callback, to re-arm for a later time.
  *     does:       at the deadline, ends the round EXPIRED; when the armed
  *                 round has been idle for the window, ends it EARLY;
