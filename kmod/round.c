@@ -506,7 +506,8 @@ static void optr_round_open(struct optr_sock *osk, struct optr_round *r,
 	osk->newest_round = id;
 	osk->opened_any = true;
 	optr_stat_sock(osk, OPTR_STAT_ROUNDS_OPENED, 1);
-	trace_optireduce_round_open(osk->comm->id, osk->comm->rank, id, d);
+	trace_optireduce_round_open(osk->comm->id, osk->comm->rank, id, d,
+				    typical);
 	optr_round_timer_arm(r, r->deadline);
 }
 

@@ -23,23 +23,26 @@ TRACE_DEFINE_ENUM(OPTR_STAT_DROP_OUT_OF_BOUNDS);
 TRACE_DEFINE_ENUM(OPTR_STAT_DROP_NOMEM);
 
 TRACE_EVENT(optireduce_round_open,
-	TP_PROTO(u32 comm, u32 rank, u32 round, u32 deadline_us),
-	TP_ARGS(comm, rank, round, deadline_us),
+	TP_PROTO(u32 comm, u32 rank, u32 round, u32 deadline_us,
+		 u32 typical_us),
+	TP_ARGS(comm, rank, round, deadline_us, typical_us),
 	TP_STRUCT__entry(
 		__field(u32, comm)
 		__field(u32, rank)
 		__field(u32, round)
 		__field(u32, deadline_us)
+		__field(u32, typical_us)
 	),
 	TP_fast_assign(
 		__entry->comm = comm;
 		__entry->rank = rank;
 		__entry->round = round;
 		__entry->deadline_us = deadline_us;
+		__entry->typical_us = typical_us;
 	),
-	TP_printk("comm=%u rank=%u round=%u deadline_us=%u",
+	TP_printk("comm=%u rank=%u round=%u deadline_us=%u typical_us=%u",
 		  __entry->comm, __entry->rank, __entry->round,
-		  __entry->deadline_us)
+		  __entry->deadline_us, __entry->typical_us)
 );
 
 TRACE_EVENT(optireduce_round_end,

@@ -11,6 +11,8 @@
 #                 io_uring and on the plain sendmsg/recvmsg engine, with
 #                 phase 2 over a multicast group on the bridge, and with
 #                 four ranks sharing one host and address.
+#   slack         OPTIREDUCE_DEADLINE_SLACK_MS reaches every round's
+#                 deadline and early-timeout window (round_open tracepoint).
 #   netem loss    1% and 5% of the transport's packets dropped (only the
 #                 optireduce UDP port: TCP warm-up and loss reports stay
 #                 clean, so ranks stay in step). The error is bounded, and
@@ -355,6 +357,47 @@ for n in 4 8; do
 		explain "$name"
 	fi
 done
+
+# --- the slack reaches the early timeout ----------------------------------
+# A message that stops mid-way ends its round after a typical round of
+# quiet (design.md, "Early timeout"), and this guest can deschedule a
+# sender for longer than that. The library adds OPTIREDUCE_DEADLINE_SLACK_MS
+# to the typical-round hint as it does to the deadline: every round the run
+# opens must carry both, as its round_open tracepoint shows.
+name="n=2 slack reaches the early timeout"
+ev=/sys/kernel/tracing/events/optireduce/optireduce_round_open
+if ! runnable "$name" 2; then
+	:
+elif [ ! -w "$ev/enable" ]; then
+	ktap_skip "$name" "no tracefs event $ev"
+else
+	echo >/sys/kernel/tracing/trace
+	echo 1 >"$ev/enable"
+	run_case "$name" 2 OPTIREDUCE_DEADLINE_SLACK_MS=5000 \
+		OPTIREDUCE_HADAMARD=off -- --calls 8
+	st=$?
+	echo 0 >"$ev/enable"
+	if [ $st = 0 ] && check_path "$name" 2 kernel &&
+	   awk '/optireduce_round_open:/ {
+			for (i = 1; i <= NF; i++) {
+				split($i, kv, "=")
+				if (kv[1] == "deadline_us") d = kv[2]
+				if (kv[1] == "typical_us") t = kv[2]
+			}
+			k++
+			if (d < 5000000 || t < 5000000) {
+				bad++
+				if (bad <= 3) print "# short window: " $0
+			}
+		}
+		END { print "# " k + 0 " rounds opened, " bad + 0 " without the slack"
+		      exit bad || !k }' /sys/kernel/tracing/trace; then
+		ktap_ok "$name: every round waits the slack"
+	else
+		ktap_fail "$name: every round waits the slack"
+		explain "$name"
+	fi
+fi
 
 # --- netem loss ------------------------------------------------------------
 TX_SEGS=1 case_loss "n=2 loss 5% hadamard=off tx_segs=1" 2 5% OPTIREDUCE_HADAMARD=off -- --calls 10 --check bounded

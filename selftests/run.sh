@@ -53,6 +53,7 @@ run_one() {
 	*)
 		# A program that failed must have said so; if it crashed
 		# before it could, say it for it.
+		failed=$((failed + 1))
 		grep -q '^not ok ' "$log" ||
 			ktap_fail "$t: exited with status $st"
 		;;
@@ -75,4 +76,9 @@ done
 if optr_loaded; then
 	ktap_check "module unloads after all tests" rmmod optireduce
 fi
-ktap_finish
+# The summary counts this runner's own lines; a program that reported
+# failures of its own fails the run as well.
+(ktap_finish)
+st=$?
+[ "$failed" -eq 0 ] || st=$KSFT_FAIL
+exit "$st"

@@ -90,8 +90,11 @@ static void stamp_deadline(struct kt *kt, struct kt_round *r)
 	p = (void *)CMSG_DATA(CMSG_FIRSTHDR(&r->first->msg));
 	p->deadline_us = r->deadline_ns ?
 			 until_us(r->deadline_ns + kt->slack_ns, 1) : 0;
+	/* The slack widens the early timeout's windows too: the sender of
+	 * a message that stops mid-way may only have been descheduled. */
 	p->early_us = r->early_ns ?
-		      (uint32_t)OR_MAX(OR_MIN(r->early_ns / 1000, 60000000), 1) :
+		      (uint32_t)OR_MAX(OR_MIN((r->early_ns + kt->slack_ns) /
+					      1000, 60000000), 1) :
 		      0;
 	r->first = NULL;
 }

@@ -37,6 +37,7 @@
  *               t_C per round) as early_us: the kernel's early timeout
  *               waits early_idle_pct percent of it, not of the socket's
  *               own estimate, which knows only this socket's past rounds.
+ *               The slack is added to it as to the deadline.
  *   lateness    a post that reaches the kernel after its round ended (the
  *               progress thread was late past the deadline) gets ESTALE:
  *               it completes at once as expired, everything missing, and
