@@ -63,6 +63,7 @@ struct opts {
 	const char *mcast;
 	const char *dev;
 	__u32 deadline_us;
+	__u32 early_us;
 	__u32 send_timeout_us;
 	long pace_mbps;		/* -1: leave the module default */
 	bool silent;
@@ -242,6 +243,8 @@ static void usage(void)
 "  --mcast GROUP --dev IF  join with a multicast group on interface IF\n"
 "  --unicast             one SEND per destination instead of DST_ALL\n"
 "  --deadline-us D       round deadline (default 10000000; 0 = adaptive)\n"
+"  --early-us T          typical round for the early timeout (default 0:\n"
+"                        the socket's estimate)\n"
 "  --send-timeout-us T   send timeout (default 10000000; 0 = estimate)\n"
 "  --pace MBPS           OPTIREDUCE_PACE_MBPS of the socket\n"
 "  --silent              post and receive, never send\n"
@@ -327,7 +330,7 @@ static void parse(int argc, char **argv)
 {
 	enum {
 		O_COMM = 256, O_RANK, O_PEERS, O_ROUNDS, O_SIZE, O_SIZES,
-		O_MCAST, O_DEV, O_UNICAST, O_DEADLINE, O_STIMEO, O_PACE,
+		O_MCAST, O_DEV, O_UNICAST, O_DEADLINE, O_EARLY, O_STIMEO, O_PACE,
 		O_SILENT, O_LOSS, O_MISSING, O_START, O_START_AT, O_LINGER,
 		O_PER_ROUND, O_STATS, O_READY, O_GO, O_DELAY, O_GO_ROUND,
 		O_NETC, O_NETNS, O_STALLS,
@@ -343,6 +346,7 @@ static void parse(int argc, char **argv)
 		{ "dev", 1, NULL, O_DEV },
 		{ "unicast", 0, NULL, O_UNICAST },
 		{ "deadline-us", 1, NULL, O_DEADLINE },
+		{ "early-us", 1, NULL, O_EARLY },
 		{ "send-timeout-us", 1, NULL, O_STIMEO },
 		{ "pace", 1, NULL, O_PACE },
 		{ "silent", 0, NULL, O_SILENT },
@@ -395,6 +399,9 @@ static void parse(int argc, char **argv)
 			break;
 		case O_DEADLINE:
 			o.deadline_us = num(optarg, 60000000);
+			break;
+		case O_EARLY:
+			o.early_us = num(optarg, 60000000);
 			break;
 		case O_STIMEO:
 			o.send_timeout_us = num(optarg, 60000000);
@@ -712,6 +719,7 @@ static void run_round(int fd, uint32_t idx, uint8_t *cbuf)
 			.src = src,
 			.flags = src == last ? 0 : OPTIREDUCE_POST_MORE,
 			.deadline_us = o.deadline_us,
+			.early_us = o.early_us,
 			.user_data = (uint64_t)round << 32 | src,
 		};
 
