@@ -212,5 +212,8 @@ int or_kernel_create(const struct or_kernel_params *p,
 /* Tests: receive bytes the kernel never saw (posted after their round
  * ended: the loss of those is the library's count, not the kernel's). */
 uint64_t or_kernel_late_bytes(const struct or_transport *t);
+/* Tests: sends the io_uring engine issued in place and through io-wq. */
+void or_kernel_sends(const struct or_transport *t, uint64_t *in_place,
+		     uint64_t *async);
 
 #endif /* OR_TRANSPORT_H */

@@ -362,6 +362,15 @@ uint64_t or_kernel_late_bytes(const struct or_transport *t)
 	return t && t->ops == &kt_ops ? ((const struct kt *)t)->late_bytes : 0;
 }
 
+void or_kernel_sends(const struct or_transport *t, uint64_t *in_place,
+		     uint64_t *async)
+{
+	const struct kt *kt = t && t->ops == &kt_ops ? (const void *)t : NULL;
+
+	*in_place = kt ? kt->sends_inline : 0;
+	*async = kt ? kt->sends_async : 0;
+}
+
 int or_kernel_probe(void)
 {
 	int family, sol;

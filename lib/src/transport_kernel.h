@@ -80,6 +80,7 @@ struct kt_op {
 	uint8_t kind;
 	uint8_t refs;
 	uint8_t opener;			/* first post of its round */
+	uint8_t async;			/* send handed to an io-wq worker */
 	uint64_t user_data;		/* the engine's */
 	struct msghdr msg;
 	struct iovec iov;
@@ -125,6 +126,8 @@ struct kt {
 	int quiet;
 	int64_t slack_ns;		/* OPTIREDUCE_DEADLINE_SLACK_MS */
 	uint64_t late_bytes;		/* posted after their round ended */
+	uint64_t sends_inline;		/* io_uring: sends issued in place */
+	uint64_t sends_async;		/* ... and by io-wq workers */
 };
 
 /* An engine moves queued operations to the kernel and completions back. */

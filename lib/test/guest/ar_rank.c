@@ -286,6 +286,7 @@ int main(int argc, char **argv)
 	int64_t rank = -1, size = 0, kind = 0;
 	struct kcounters k0, k1;
 	unsigned long long late;
+	uint64_t sends_in_place, sends_async;
 	long steady = -1;
 	optireduce_comm *c;
 	struct opts o;
@@ -319,6 +320,7 @@ int main(int argc, char **argv)
 	steady = steady < 0 ? -1 : allocs - steady;
 	optireduce_comm_stats(c, &st);
 	late = or_kernel_late_bytes(c->lossy);
+	or_kernel_sends(c->lossy, &sends_in_place, &sends_async);
 	/* After destroy: a receive still pending would have been counted. */
 	optireduce_comm_destroy(c);
 	kernel_counters(&k1);
@@ -330,6 +332,7 @@ int main(int argc, char **argv)
 	       "kernel_tx_bytes=%lld kernel_rx_bytes=%lld late_bytes=%llu "
 	       "steady_allocs=%ld ready_wait_ms=%.1f ready_missed=%llu "
 	       "deadline_ms=%.3f margin_pct=%llu "
+	       "sends_in_place=%llu sends_async=%llu "
 	       "inexact=%llu failed_calls=%llu max_err=%g error=%d ",
 	       (long long)rank, (long long)size,
 	       kind == OPTIREDUCE_TRANSPORT_KERNEL ? "kernel" : "tcp",
@@ -342,7 +345,8 @@ int main(int argc, char **argv)
 	       kdelta(&k0, &k1, "rx_bytes"), late, steady,
 	       st.ready_wait_ns / 1e6, (unsigned long long)st.ready_missed,
 	       st.deadline_ns / 1e6, (unsigned long long)st.margin_pct,
-	       t.inexact,
+	       (unsigned long long)sends_in_place,
+	       (unsigned long long)sends_async, t.inexact,
 	       t.failed_calls, t.max_err, rc);
 	print_moved(&k0, &k1);
 	printf("ok=%d\n", !bad);
