@@ -48,6 +48,11 @@
  *
  * Control messages of sendmsg() (cmsg_level = "sol"), exactly one per call:
  *   OPTIREDUCE_CMSG_SEND     struct optireduce_send; the iovec is the data.
+ *                            It may wait (for the socket's send lock,
+ *                            pacing, memory; never past its timeout) even
+ *                            with MSG_DONTWAIT or O_NONBLOCK, which it
+ *                            does not honour yet: io_uring users should
+ *                            give long sends IOSQE_ASYNC.
  *   OPTIREDUCE_CMSG_POST     struct optireduce_post; the iovec (one entry)
  *                            is the buffer to fill. Returns 0.
  *   OPTIREDUCE_CMSG_CANCEL   struct optireduce_cancel: complete every
