@@ -357,15 +357,23 @@ static const struct or_transport_ops kt_ops = {
 };
 
 /* Tests: bytes of receives posted after their round ended (late_post). */
+/* @t as the kernel transport, or NULL when it is another one. */
+static const struct kt *kt_of(const struct or_transport *t)
+{
+	return t && t->ops == &kt_ops ? (const struct kt *)t : NULL;
+}
+
 uint64_t or_kernel_late_bytes(const struct or_transport *t)
 {
-	return t && t->ops == &kt_ops ? ((const struct kt *)t)->late_bytes : 0;
+	const struct kt *kt = kt_of(t);
+
+	return kt ? kt->late_bytes : 0;
 }
 
 void or_kernel_sends(const struct or_transport *t, uint64_t *in_place,
 		     uint64_t *async)
 {
-	const struct kt *kt = t && t->ops == &kt_ops ? (const void *)t : NULL;
+	const struct kt *kt = kt_of(t);
 
 	*in_place = kt ? kt->sends_inline : 0;
 	*async = kt ? kt->sends_async : 0;

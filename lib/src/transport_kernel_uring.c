@@ -31,7 +31,7 @@
 #include "util.h"
 
 #define KT_RING_ENTRIES	256
-#define KT_INLINE_SEND	(64 * 1024)	/* bytes on the wire, all peers */
+#define KT_INLINE_SEND	(64 * 1024)	/* bytes times peers sent to */
 #define KT_DRAIN_MS	5000	/* destroy: wait this long for the ring */
 
 struct kt_uring {
@@ -56,7 +56,8 @@ static struct io_uring_sqe *get_sqe(struct kt_uring *u)
 }
 
 /*
- * A send of at most KT_INLINE_SEND bytes to all its peers together is
+ * A send of at most KT_INLINE_SEND bytes to all its peers together (its
+ * length once per peer, also when a multicast group carries one copy) is
  * issued in place, inside io_uring_enter(): it copies its data into a few
  * datagrams and returns. Handing it to an io-wq worker costs a wake-up and
  * two context switches, which is most of what a small call takes (4 ranks
