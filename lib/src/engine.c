@@ -317,7 +317,8 @@ static void hadamard_auto_update(optireduce_comm *c, uint64_t lost,
 		c->hadamard_auto = 0;
 }
 
-/* One call's reports from every rank: agreement, AUTO, the safeguard. */
+/* One call's reports from every rank: agreement; for a lossy call also
+ * AUTO and the safeguard. */
 static void report_consume(optireduce_comm *c, struct or_report_slot *rs,
 			   unsigned int i, uint64_t seq)
 {
@@ -332,6 +333,8 @@ static void report_consume(optireduce_comm *c, struct or_report_slot *rs,
 		c->t_b[p] = le64toh(r->t_b_ns);
 	}
 	or_est_agree(&c->est, rs->bytes[i], c->t_b, c->size);
+	if (!rs->lossy[i])
+		return;
 	hadamard_auto_update(c, lost, expected);
 	pthread_mutex_lock(&c->lock);
 	ppm = c->cfg.loss_threshold_ppm;
@@ -351,24 +354,46 @@ static void report_consume(optireduce_comm *c, struct or_report_slot *rs,
 }
 
 /*
- * Before call seq may start, the reports of every lossy call up to
- * seq - OR_REPORT_LAG must be in; they decide the path of calls from seq
- * on, identically on every rank. Returns 1 when seq may start.
+ * The reports call seq waits for: those of every call up to
+ * seq - OR_REPORT_LAG, and at the first call after the warm-up those of
+ * every warm-up call in a whole batch. Each rank's t_B comes from its own
+ * warm-up samples, and on a noisy path the ranks' estimates of the same
+ * calls differ by 2x or more; without this the first OR_REPORT_LAG lossy
+ * calls would run on those, the rank with the lowest cutting off what
+ * its peers send a little later. Waiting costs the first lossy call the
+ * time until every rank has ended its warm-up, which its receives would
+ * have waited anyway.
+ */
+static uint64_t reports_needed(optireduce_comm *c, uint64_t seq)
+{
+	uint64_t upto = seq >= OR_REPORT_LAG ? seq - OR_REPORT_LAG + 1 : 0;
+	unsigned int warmup = c->cfg.warmup_calls;
+
+	if (seq == warmup && warmup / OR_REPORT_BATCH * OR_REPORT_BATCH > upto)
+		upto = warmup / OR_REPORT_BATCH * OR_REPORT_BATCH;
+	return upto;
+}
+
+/*
+ * Before call seq may start, the reports of the calls reports_needed()
+ * names must be in; they decide the bound and path of calls from seq on,
+ * identically on every rank. Returns 1 when seq may start.
  */
 static int reports_ready(optireduce_comm *c, uint64_t seq)
 {
+	uint64_t upto;
+
 	if (!reporting(c))
 		return 1;
-	while (c->report_next + OR_REPORT_LAG <= seq) {
+	upto = reports_needed(c, seq);
+	while (c->report_next < upto) {
 		uint64_t k = c->report_next;
 		struct or_report_slot *rs = report_slot(c, k / OR_REPORT_BATCH);
 		unsigned int i = k % OR_REPORT_BATCH;
 
-		if (rs->lossy[i]) {
-			if (rs->got < (unsigned int)c->size - 1)
-				return 0;	/* a report arriving wakes us */
-			report_consume(c, rs, i, seq);
-		}
+		if (rs->got < (unsigned int)c->size - 1)
+			return 0;	/* a report arriving wakes us */
+		report_consume(c, rs, i, seq);
 		if (i == OR_REPORT_BATCH - 1)
 			rs->used = 0;
 		c->report_next++;
@@ -405,8 +430,10 @@ static void report_finish(optireduce_comm *c, uint64_t seq, int lossy,
 	if (lossy) {
 		mine->lost = htole64(lost);
 		mine->expected = htole64(expected);
-		mine->t_b_ns = htole64(or_est_own(&c->est, rs->bytes[i]));
 	}
+	/* Reliable calls too: the warm-up's make the first lossy call's
+	 * agreement (reports_needed()). */
+	mine->t_b_ns = htole64(or_est_own(&c->est, rs->bytes[i]));
 	c->report_done = seq + 1;
 	if (i == OR_REPORT_BATCH - 1)
 		report_send(c, seq / OR_REPORT_BATCH);

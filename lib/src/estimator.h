@@ -39,11 +39,14 @@
  * noisy path ranks' estimates of the same calls differ by 2x or more: the
  * rank that drew the low one cuts its receives short and loses what its
  * peers deliver a little later, the one that drew the high one waits out
- * every straggler. So every rank sends its t_B of a lossy call's size with
- * its loss report (engine.c), and once all reports of that call are in,
- * the size class's t_B becomes the upper median of the ranks' (the paper's
- * rule: receivers agree on the median of the senders' estimates). The
- * margin stays each rank's own, as the late data it follows is.
+ * every straggler. So every rank sends its t_B of each call's size with
+ * its loss report (engine.c; reliable calls report it too), and once all
+ * reports of that call are in, the size class's t_B becomes the upper
+ * median of the ranks' (the paper's rule: receivers agree on the median
+ * of the senders' estimates). The first lossy call after the warm-up
+ * waits for the reports of the warm-up (those in whole report batches),
+ * so lossy calls run on the agreed bound from the start. The margin stays
+ * each rank's own, as the late data it follows is.
  */
 
 #include <stdint.h>

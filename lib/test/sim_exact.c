@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* In-process ranks over the simulated transport, nothing lost: exact sums
- * and means for N = 1..8, counts below, at and above N, every dtype, on
- * the reliable path and on the lossy path (Hadamard off), with several
- * incast values; with Hadamard on the result is within rounding. Also with
- * every lossy call waiting for its receivers' ready signals (ready_kb 0). */
+ * and means for N = 1..8, 16 and 64, counts below, at and above N, every
+ * dtype, on the reliable path and on the lossy path (Hadamard off), with
+ * several incast values; with Hadamard on the result is within rounding.
+ * Also with every lossy call waiting for its receivers' ready signals
+ * (ready_kb 0). */
 #include <math.h>
 #include <string.h>
 
@@ -38,17 +39,19 @@ static void put(void *buf, int dtype, size_t i, float v)
 		((float *)buf)[i] = v;
 }
 
+#define MAX_N	64	/* t_world's limit */
+
 static unsigned int ready_kb = 4096;
 
 static void run(int n, int lossy, int hadamard, unsigned int incast)
 {
 	struct optireduce_config cfg;
 	struct or_sim_loss none = { .packet = 512 };
-	struct optireduce_result res[8];
+	struct optireduce_result res[MAX_N];
 	struct t_world w;
 	const size_t counts[] = { 1, 2, 3, 7, 8, 9, 1000, 4099 };
 	const int dtypes[] = { OPTIREDUCE_FLOAT32, OPTIREDUCE_BFLOAT16, OPTIREDUCE_FLOAT16 };
-	void *bufs[8];
+	void *bufs[MAX_N];
 	uint64_t salt = 0;
 
 	t_config(&cfg);
@@ -121,5 +124,11 @@ int main(void)
 	run(5, 1, 0, 0);
 	run(8, 1, 0, 2);
 	run(4, 1, 1, 0);
+	/* The ranks of a training job: 64, each way, and with incast. */
+	ready_kb = 4096;
+	run(16, 1, 0, 0);
+	run(MAX_N, 0, 0, 0);
+	run(MAX_N, 1, 0, 0);
+	run(MAX_N, 1, 0, 8);
 	return 0;
 }

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The first lossy call already runs on the bound the ranks agreed on.
+ * Rank 2 starts every warm-up call SKEW_MS after its peers, so it measures
+ * short calls and they long ones: its own t_B is far below theirs. The
+ * warm-up reports carry every rank's t_B, and the first lossy call waits
+ * for them, so on every rank it gets the upper median of the three, the
+ * long one, and not a bound of its own.
+ */
+#include <time.h>
+
+#include "helpers.h"
+
+#define N	3
+#define COUNT	3000
+#define WARMUP	8		/* two whole report batches */
+#define SKEW_MS	30
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+int main(void)
+{
+	struct or_sim_loss loss = { .packet = 1000 };
+	struct optireduce_config cfg;
+	struct optireduce_result res[N];
+	static float bufs[N][COUNT];
+	optireduce_handle h[N];
+	struct t_world w;
+
+	t_config(&cfg);
+	cfg.warmup_calls = WARMUP;
+	cfg.loss_threshold_ppm = 1000000;
+	cfg.hadamard = OPTIREDUCE_HADAMARD_OFF;
+	t_world_init(&w, N, &cfg, &loss);
+	for (int call = 0; call <= WARMUP; call++) {
+		for (int r = 0; r < N; r++) {
+			for (int i = 0; i < COUNT; i++)
+				bufs[r][i] = t_value(r, i, call);
+			if (r == N - 1 && call < WARMUP)
+				sleep_ms(SKEW_MS);
+			T_OK(optireduce_allreduce_start(w.comm[r], bufs[r], COUNT,
+							OPTIREDUCE_FLOAT32,
+							OPTIREDUCE_SUM, &h[r]));
+		}
+		for (int r = 0; r < N; r++)
+			T_OK(optireduce_allreduce_wait(w.comm[r], h[r], &res[r]));
+	}
+	for (int r = 0; r < N; r++) {
+		T_ASSERT(!(res[r].flags & OPTIREDUCE_RES_RELIABLE),
+			 "rank %d: call %d went over the reliable path", r, WARMUP);
+		printf("# rank %d: first lossy call's bound %.3f ms\n", r,
+		       res[r].deadline_ns / 1e6);
+	}
+	for (int r = 1; r < N; r++)
+		T_ASSERT(res[r].deadline_ns == res[0].deadline_ns,
+			 "rank %d's bound %llu ns, rank 0's %llu ns", r,
+			 (unsigned long long)res[r].deadline_ns,
+			 (unsigned long long)res[0].deadline_ns);
+	/* The peers' long calls, not the late rank's short ones. */
+	T_ASSERT(res[0].deadline_ns >= SKEW_MS * 1000000ull * 3 / 4,
+		 "agreed bound %llu ns is the late rank's",
+		 (unsigned long long)res[0].deadline_ns);
+	t_world_fini(&w);
+	return 0;
+}
