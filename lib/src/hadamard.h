@@ -30,7 +30,8 @@
  * inverse: the reverse) so the scalar, AVX2 and AVX-512VL kernels give
  * bit-identical results, as ranks on different CPUs must; the best one the
  * CPU has is chosen at run time (__builtin_cpu_supports), and
- * OPTIREDUCE_HADAMARD_IMPL=scalar|avx2|avx512vl asks for a given one. Both take a source and a destination, so the copy into the work
+ * OPTIREDUCE_HADAMARD_IMPL=scalar|avx2|avx512vl asks for a given one.
+ * Kernels take a source and a destination, so the copy into the work
  * buffer (forward) and out of it (inverse, with the mean's division) are
  * the transform's first and last pass, not passes of their own.
  */
@@ -76,8 +77,8 @@ const char *or_hadamard_impl_name(void);
  * next: the source of the block transformed after this one, or NULL; a
  * streaming kernel fetches it into the cache while this block's results
  * leave (reads and writes of memory then overlap, as in a plain copy).
- * Kernels: hadamard.c (scalar) and hadamard_avx2.c (AVX2 and AVX-512VL,
- * b >= 8).
+ * Kernels: hadamard.c ("scalar": portable C on GCC vector types, any
+ * CPU) and hadamard_avx2.c (AVX2 and AVX-512VL, x86-64 only, b >= 8).
  */
 typedef void (*or_fwht_fn)(float *dst, float *src, size_t b,
 			   const uint8_t *signs, float scale,

@@ -17,7 +17,11 @@
  * the same products; a - b is computed as fma(b, -1, a), which is exact
  * until its single rounding, the rounding of a - b. That moves half the
  * butterfly work to the FMA ports, which the adds do not use.
+ *
+ * x86-64 only; elsewhere this file is empty and hadamard.c's portable
+ * kernel is the one there is.
  */
+#ifdef __x86_64__
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -398,3 +402,5 @@ AVX512VL void or_fwht_inv_avx512vl(float *dst, float *src, size_t b,
 {
 	inv(dst, src, b, signs, scale, flags, next, 5);
 }
+
+#endif /* __x86_64__ */

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Run host tests, one TAP line each; logs in $B/test/logs/NAME.log.
 # Exit codes of a test: 0 pass, 77 skip, anything else fail.
-# VALGRIND=1 runs every binary under memcheck (children too).
+# VALGRIND=1 runs every binary under memcheck (children too);
+# EMULATOR="qemu-aarch64 -L /" runs binaries built for another CPU.
 B=${B:-build}
 LOGS=$B/test/logs
 TIMEOUT=${TEST_TIMEOUT:-120}
@@ -22,7 +23,7 @@ for t in "$@"; do
 --trace-children=yes --child-silent-after-fork=no $t"
 			limit=$((TIMEOUT * 10))
 		else
-			cmd=$t
+			cmd="$EMULATOR $t"
 		fi ;;
 	esac
 	start=$(date +%s)

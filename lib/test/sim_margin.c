@@ -104,8 +104,10 @@ int main(void)
 				 (unsigned long long)st2.late_bytes);
 			T_ASSERT(res[2].lost == 1000, "call %d: rank 2 lost %llu",
 				 call, (unsigned long long)res[2].lost);
-			/* The bound given to the next call grows with it. */
-			T_ASSERT(st2.deadline_ns >= prev_bound,
+			/* The bound given to the next call grows with it
+			 * (from the second: the first lossy call moves from
+			 * this rank's own t_B to the agreed one). */
+			T_ASSERT(k == 1 || st2.deadline_ns >= prev_bound,
 				 "call %d: bound shrank %llu -> %llu", call,
 				 (unsigned long long)prev_bound,
 				 (unsigned long long)st2.deadline_ns);
