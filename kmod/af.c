@@ -91,7 +91,7 @@ static int optr_setsockopt(struct socket *sock, int level, int optname,
 		mutex_lock(&osk->tx_lock);
 		osk->pace_mbps = v;
 		osk->pace_set = true;
-		mutex_unlock(&osk->tx_lock);
+		optr_tx_unlock(osk);
 		return 0;
 	default:
 		return -ENOPROTOOPT;
@@ -125,7 +125,7 @@ static int optr_getsockopt(struct socket *sock, int level, int optname,
 		mutex_lock(&osk->tx_lock);
 		u.v = osk->pace_set ? osk->pace_mbps :
 				      optr_tunable_get(&optr_pace_mbps);
-		mutex_unlock(&osk->tx_lock);
+		optr_tx_unlock(osk);
 		size = sizeof(u.v);
 		break;
 	case OPTIREDUCE_STATS:
@@ -230,18 +230,21 @@ static int optr_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 }
 
 /*
- * Readable while a completion is queued. Always writable: a send waits for
- * room below it by itself, bounded by its timeout.
+ * Readable while a completion is queued. Writable while no send holds the
+ * socket's send lock (send.c: a send may still wait for pacing and buffer
+ * room, bounded by its timeout).
  */
 static __poll_t optr_poll(struct file *file, struct socket *sock,
 			  poll_table *wait)
 {
 	struct optr_sock *osk = optr_sk(sock->sk);
-	__poll_t mask = EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND;
+	__poll_t mask = 0;
 
 	sock_poll_wait(file, sock, wait);
 	if (READ_ONCE(osk->ncompl))
 		mask |= EPOLLIN | EPOLLRDNORM;
+	if (optr_tx_writable(osk))
+		mask |= EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND;
 	return mask;
 }
 

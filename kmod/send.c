@@ -319,6 +319,61 @@ out:
 	return err;
 }
 
+/*
+ * The socket's send lock: one sender at a time, and the pacing state. A
+ * caller that must not wait (MSG_DONTWAIT, O_NONBLOCK, io_uring's inline
+ * attempt) gets -EAGAIN while another send holds it, and poll reports the
+ * socket writable again once it is released: io_uring then retries the
+ * send from its poll wake-up instead of blocking its submitter behind a
+ * long send. A send that has the lock may still wait for pacing and for
+ * room in the UDP send buffer, bounded by its timeout: stopping there
+ * would cut a message that receivers already see arriving.
+ */
+int optr_tx_lock(struct optr_sock *osk, bool nonblock)
+{
+	if (nonblock)
+		return mutex_trylock(&osk->tx_lock) ? 0 : -EAGAIN;
+	return mutex_lock_interruptible(&osk->tx_lock) ? -EINTR : 0;
+}
+
+/*
+ * Writable: no send holds the lock. Otherwise the socket is marked
+ * SOCK_NOSPACE, so that the unlock wakes the poller; the check after the
+ * mark (and the barrier in sock_poll_wait() before it) pairs with the
+ * unlock's barrier, so a release between the two is never missed.
+ */
+bool optr_tx_writable(struct optr_sock *osk)
+{
+	struct socket *sock = osk->sk.sk_socket;
+
+	if (!mutex_is_locked(&osk->tx_lock))
+		return true;
+	set_bit(SOCK_NOSPACE, &sock->flags);
+	/* The mark before the second look; pairs with optr_tx_unlock(). */
+	smp_mb__after_atomic();
+	return !mutex_is_locked(&osk->tx_lock);
+}
+
+void optr_tx_unlock(struct optr_sock *osk)
+{
+	struct sock *sk = &osk->sk;
+	struct socket_wq *wq;
+
+	mutex_unlock(&osk->tx_lock);
+	/* test_and_clear_bit() is fully ordered: the release above is
+	 * visible before the mark is read (see optr_tx_writable()).
+	 */
+	if (!sk->sk_socket ||
+	    !test_and_clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags))
+		return;
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_poll(&wq->wait, EPOLLOUT | EPOLLWRNORM |
+						      EPOLLWRBAND);
+	rcu_read_unlock();
+}
+
 int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 	      struct msghdr *msg)
 {
@@ -355,8 +410,9 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 	f.total = len;
 	f.hint_us = timeout_us;
 
-	if (mutex_lock_interruptible(&osk->tx_lock))
-		return -EINTR;
+	err = optr_tx_lock(osk, msg->msg_flags & MSG_DONTWAIT);
+	if (err)
+		return err;
 	if (req->dst == OPTIREDUCE_DST_ALL &&
 	    (comm->flags & OPTIREDUCE_JOIN_MCAST)) {
 		f.dst = OPTR_WIRE_DST_ALL;
@@ -385,6 +441,6 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 				break;
 		}
 	}
-	mutex_unlock(&osk->tx_lock);
+	optr_tx_unlock(osk);
 	return err ? err : len;
 }

@@ -9,5 +9,8 @@ struct optr_sock;
 
 int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 	      struct msghdr *msg);
+int optr_tx_lock(struct optr_sock *osk, bool nonblock);
+void optr_tx_unlock(struct optr_sock *osk);
+bool optr_tx_writable(struct optr_sock *osk);
 
 #endif /* _OPTR_SEND_H */

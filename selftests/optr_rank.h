@@ -9,9 +9,11 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "optr_test.h"
 
@@ -74,9 +76,10 @@ static inline int optr_join_local(int fd, __u32 comm, __u32 rank, __u32 n)
 	return optr_join(fd, comm, rank, n, NULL, NULL, 0);
 }
 
-/* sendmsg of @iov with one control message of our level. */
-static inline ssize_t optr_ctlv(int fd, int type, const void *data,
-				size_t dlen, const struct iovec *iov, int iovcnt)
+/* sendmsg of @iov with one control message of our level, and @flags. */
+static inline ssize_t optr_ctlv_flags(int fd, int type, const void *data,
+				      size_t dlen, const struct iovec *iov,
+				      int iovcnt, int flags)
 {
 	union {
 		char b[CMSG_SPACE(64)];
@@ -94,7 +97,13 @@ static inline ssize_t optr_ctlv(int fd, int type, const void *data,
 	c->cmsg_type = type;
 	c->cmsg_len = CMSG_LEN(dlen);
 	memcpy(CMSG_DATA(c), data, dlen);
-	return sendmsg(fd, &m, 0);
+	return sendmsg(fd, &m, flags);
+}
+
+static inline ssize_t optr_ctlv(int fd, int type, const void *data,
+				size_t dlen, const struct iovec *iov, int iovcnt)
+{
+	return optr_ctlv_flags(fd, type, data, dlen, iov, iovcnt, 0);
 }
 
 /* The same with one buffer (none if @buf is NULL). */
@@ -136,6 +145,71 @@ static inline ssize_t optr_send(int fd, __u32 round, __u32 msg, __u32 dst,
 	struct iovec iov = { (void *)buf, len };
 
 	return optr_sendv(fd, round, msg, dst, timeout_us, &iov, 1);
+}
+
+/* The same with sendmsg flags (MSG_DONTWAIT). */
+static inline ssize_t optr_send_flags(int fd, __u32 round, __u32 msg,
+				      __u32 dst, __u32 timeout_us,
+				      const void *buf, size_t len, int flags)
+{
+	struct optireduce_send s = {
+		.round = round, .msg = msg, .dst = dst, .timeout_us = timeout_us,
+	};
+	struct iovec iov = { (void *)buf, len };
+
+	return optr_ctlv_flags(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s), &iov,
+			       1, flags);
+}
+
+static inline int optr_pollout(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLOUT);
+}
+
+/*
+ * A send that keeps @fd's send lock for a few seconds: @len bytes to
+ * @dst at the socket's pace (set it low first), on a thread of its own.
+ * optr_long_send_start() returns once the send holds the lock (poll no
+ * longer reports POLLOUT), 0 then.
+ */
+struct optr_long_send {
+	int fd;
+	__u32 round, msg, dst;
+	const void *buf;
+	size_t len;
+	ssize_t ret;
+	pthread_t thread;
+};
+
+static inline void *optr_long_send_run(void *arg)
+{
+	struct optr_long_send *ls = arg;
+
+	ls->ret = optr_send(ls->fd, ls->round, ls->msg, ls->dst, 60000000,
+			    ls->buf, ls->len);
+	return NULL;
+}
+
+static inline int optr_long_send_start(struct optr_long_send *ls)
+{
+	int i;
+
+	if (pthread_create(&ls->thread, NULL, optr_long_send_run, ls))
+		return -1;
+	for (i = 0; i < 10000; i++) {
+		if (!optr_pollout(ls->fd, 0))
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+static inline ssize_t optr_long_send_join(struct optr_long_send *ls)
+{
+	pthread_join(ls->thread, NULL);
+	return ls->ret;
 }
 
 static inline int optr_cancel(int fd, __u32 round)

@@ -7,7 +7,8 @@
  * sizes around the fragment, batch and page-fragment boundaries from
  * user buffers at odd alignments, fan-out to every peer from one buffer,
  * and the contract that a buffer may be rewritten and unmapped as soon
- * as the send returns without changing what the peers receive.
+ * as the send returns without changing what the peers receive; and that a
+ * send that must not wait gives way to one in progress (EAGAIN, POLLOUT).
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -361,6 +362,73 @@ TEST_F_TIMEOUT(lo1500, fault_mid_message_is_efault, HEAVY_S)
 	fill(m, 200000, 500);
 	one_round(_metadata, self, m, 200000, 1, 500, NULL);
 	munmap(m, 2 * map);
+}
+
+/*
+ * A send that must not wait (MSG_DONTWAIT, O_NONBLOCK) while another send
+ * holds the socket fails with EAGAIN and sends nothing; poll reports the
+ * socket not writable then, and writable again, waking the poller, once
+ * the other send is done. The long send is paced: 2 MiB at 4 Mbit/s, about
+ * four seconds.
+ */
+#define PACED_MBPS	4
+#define PACED_LEN	(2 << 20)
+
+TEST_F_TIMEOUT(lo1500, dontwait_send_behind_a_long_one, HEAVY_S)
+{
+	struct optr_long_send ls = {
+		.fd = self->fd[0], .round = self->round++, .msg = 7, .dst = 1,
+		.len = PACED_LEN,
+	};
+	__u8 *big = malloc(PACED_LEN), *got = malloc(PACED_LEN);
+	__u8 small[64], small_got[64];
+	__u32 v = PACED_MBPS;
+	struct optr_compl c;
+	int fl;
+
+	ASSERT_NE(NULL, big);
+	ASSERT_NE(NULL, got);
+	fill(big, PACED_LEN, 3);
+	fill(small, sizeof(small), 4);
+	ls.buf = big;
+	ASSERT_EQ(0, setsockopt(self->fd[0], optr_sol(), OPTIREDUCE_PACE_MBPS,
+				&v, sizeof(v)));
+	ASSERT_EQ(0, optr_post(self->fd[1], ls.round, 7, 0, 0, LONG_US, 1,
+			       got, PACED_LEN));
+	ASSERT_EQ(0, optr_post(self->fd[2], ls.round, 8, 0, 0, LONG_US, 2,
+			       small_got, sizeof(small)));
+	EXPECT_TRUE(optr_pollout(self->fd[0], 0));	/* idle */
+	ASSERT_EQ(0, optr_long_send_start(&ls));
+
+	EXPECT_EQ(-1, optr_send_flags(self->fd[0], ls.round, 8, 2, LONG_US,
+				      small, sizeof(small), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	fl = fcntl(self->fd[0], F_GETFL);
+	ASSERT_EQ(0, fcntl(self->fd[0], F_SETFL, fl | O_NONBLOCK));
+	EXPECT_EQ(-1, optr_send(self->fd[0], ls.round, 8, 2, LONG_US, small,
+				sizeof(small)));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, fcntl(self->fd[0], F_SETFL, fl));
+	/* Neither sent a byte: rank 2's post is still waiting. */
+	EXPECT_EQ(-1, optr_recv_one(self->fd[2], &c, 0));
+
+	/* The long send's end wakes a poller. */
+	EXPECT_TRUE(optr_pollout(self->fd[0], LONG_US / 1000));
+	EXPECT_EQ(PACED_LEN, optr_long_send_join(&ls));
+	EXPECT_EQ((ssize_t)sizeof(small),
+		  optr_send_flags(self->fd[0], ls.round, 8, 2, LONG_US, small,
+				  sizeof(small), MSG_DONTWAIT));
+
+	ASSERT_EQ(0, optr_recv_one(self->fd[1], &c, LONG_US / 1000));
+	EXPECT_EQ(OPTIREDUCE_COMPLETE, c.h.status);
+	EXPECT_EQ(PACED_LEN, c.h.received);
+	EXPECT_EQ(-1, check(got, PACED_LEN, 3));
+	ASSERT_EQ(0, optr_recv_one(self->fd[2], &c, LONG_US / 1000));
+	EXPECT_EQ(OPTIREDUCE_COMPLETE, c.h.status);
+	EXPECT_EQ(sizeof(small), c.h.received);
+	EXPECT_EQ(-1, check(small_got, sizeof(small), 4));
+	free(big);
+	free(got);
 }
 
 TEST_HARNESS_MAIN

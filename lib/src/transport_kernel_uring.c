@@ -63,8 +63,10 @@ static struct io_uring_sqe *get_sqe(struct kt_uring *u)
  * two context switches, which is most of what a small call takes (4 ranks
  * in the guest, calm link: 64 KiB calls 3.3-3.6 ms at p50 in place against
  * 4.1-5.3 ms through io-wq). A send behind one still on a worker goes to
- * io-wq too: the worker holds the socket's send lock, and the progress
- * thread must not wait for it, nor overtake its data on the wire.
+ * io-wq too, in order behind it. In place it would not wait (the kernel
+ * refuses a send that must not wait with EAGAIN while the worker holds the
+ * socket, and io_uring retries it at POLLOUT), but it could overtake the
+ * worker's later sends on the wire.
  */
 static int send_in_place(struct kt *kt, struct kt_uring *u,
 			 const struct kt_op *op)

@@ -48,11 +48,13 @@
  *
  * Control messages of sendmsg() (cmsg_level = "sol"), exactly one per call:
  *   OPTIREDUCE_CMSG_SEND     struct optireduce_send; the iovec is the data.
- *                            It may wait (for the socket's send lock,
- *                            pacing, memory; never past its timeout) even
- *                            with MSG_DONTWAIT or O_NONBLOCK, which it
- *                            does not honour yet: io_uring users should
- *                            give long sends IOSQE_ASYNC.
+ *                            With MSG_DONTWAIT or O_NONBLOCK it fails
+ *                            with EAGAIN, sending nothing, while another
+ *                            send holds the socket; poll/epoll/io_uring
+ *                            see POLLOUT again when that one is done. Once
+ *                            it has the socket, a send may wait for pacing
+ *                            and for buffer room (never past its timeout):
+ *                            stopping mid-message would only cut it short.
  *   OPTIREDUCE_CMSG_POST     struct optireduce_post; the iovec (one entry)
  *                            is the buffer to fill. Returns 0.
  *   OPTIREDUCE_CMSG_CANCEL   struct optireduce_cancel: complete every
@@ -79,7 +81,8 @@
  * round that is not open), ENOBUFS (max_rounds open), EMSGSIZE (message
  * longer than OPTIREDUCE_MAX_MSG), EADDRINUSE (that communicator and rank
  * already joined in this namespace), ETIMEDOUT (a send reached its timeout
- * before every fragment left: tx_dropped counts those that did not).
+ * before every fragment left: tx_dropped counts those that did not), EAGAIN
+ * (a send that must not wait, behind another).
  */
 #ifndef _UAPI_LINUX_OPTIREDUCE_H
 #define _UAPI_LINUX_OPTIREDUCE_H
