@@ -61,8 +61,8 @@ static double measure(int what, float *a, float *b, size_t n, unsigned int block
 static void run(size_t bytes)
 {
 	const unsigned int blocks[] = { 256, 1024, 4096, 16384, 65536 };
-	const int impls[] = { OR_HADAMARD_IMPL_AVX512VL, OR_HADAMARD_IMPL_AVX2,
-			      OR_HADAMARD_IMPL_SCALAR };
+	const int impls[] = { OR_HADAMARD_IMPL_AVX512, OR_HADAMARD_IMPL_AVX512VL,
+			      OR_HADAMARD_IMPL_AVX2, OR_HADAMARD_IMPL_SCALAR };
 	size_t n = bytes / 4;
 	double wire = bytes * 8 / 10e9;	/* seconds at 10 Gbit/s */
 	float *a = aligned_alloc(64, bytes), *b = aligned_alloc(64, bytes);

@@ -248,11 +248,14 @@ static const struct {
 	[OR_HADAMARD_IMPL_AVX2] = { "avx2", or_fwht_fwd_avx2, or_fwht_inv_avx2 },
 	[OR_HADAMARD_IMPL_AVX512VL] = { "avx512vl", or_fwht_fwd_avx512vl,
 					or_fwht_inv_avx512vl },
+	[OR_HADAMARD_IMPL_AVX512] = { "avx512", or_fwht_fwd_avx512,
+				      or_fwht_inv_avx512 },
 #else
 	/* Named, so that OPTIREDUCE_HADAMARD_IMPL=avx2 is understood and
 	 * refused like on an x86 CPU without it; never chosen (cpu_has). */
 	[OR_HADAMARD_IMPL_AVX2] = { "avx2", NULL, NULL },
 	[OR_HADAMARD_IMPL_AVX512VL] = { "avx512vl", NULL, NULL },
+	[OR_HADAMARD_IMPL_AVX512] = { "avx512", NULL, NULL },
 #endif
 };
 
@@ -260,14 +263,17 @@ static int cpu_has(enum or_hadamard_impl impl)
 {
 #ifdef __x86_64__
 	__builtin_cpu_init();
-	/* The vector kernels subtract with FMA (see hadamard_avx2.c). */
-	if (impl == OR_HADAMARD_IMPL_AVX2 || impl == OR_HADAMARD_IMPL_AVX512VL)
+	/* The 8-float kernels subtract with FMA (see hadamard_avx2.c); the
+	 * 16-float one hands them blocks of 8 entries. */
+	if (impl >= OR_HADAMARD_IMPL_AVX2)
 		if (!__builtin_cpu_supports("avx2") ||
 		    !__builtin_cpu_supports("fma"))
 			return 0;
 	if (impl == OR_HADAMARD_IMPL_AVX512VL)
 		return __builtin_cpu_supports("avx512f") &&
 		       __builtin_cpu_supports("avx512vl");
+	if (impl == OR_HADAMARD_IMPL_AVX512)
+		return __builtin_cpu_supports("avx512f");
 	return 1;
 #else
 	return impl == OR_HADAMARD_IMPL_SCALAR;
@@ -281,14 +287,15 @@ int or_hadamard_set_impl(enum or_hadamard_impl impl)
 
 		/* The one asked for if the CPU has it, else the best it has
 		 * (a debugging knob: any kernel gives the same results). */
-		impl = OR_HADAMARD_IMPL_AVX512VL;
+		impl = OR_HADAMARD_IMPL_LAST;
 		while (impl > OR_HADAMARD_IMPL_SCALAR && !cpu_has(impl))
 			impl--;
-		for (unsigned int k = OR_HADAMARD_IMPL_SCALAR; e && k <= impl; k++)
-			if (!strcmp(e, kernels[k].name))
+		for (unsigned int k = OR_HADAMARD_IMPL_SCALAR;
+		     e && k <= OR_HADAMARD_IMPL_LAST; k++)
+			if (!strcmp(e, kernels[k].name) && cpu_has(k))
 				impl = k;
 	}
-	if (impl <= OR_HADAMARD_IMPL_AUTO || impl > OR_HADAMARD_IMPL_AVX512VL)
+	if (impl <= OR_HADAMARD_IMPL_AUTO || impl > OR_HADAMARD_IMPL_LAST)
 		return -EINVAL;
 	if (!cpu_has(impl))
 		return -ENOTSUP;

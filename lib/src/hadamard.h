@@ -27,10 +27,11 @@
  * as much as all the others: the transform then runs at memory speed.
  *
  * Stage order is fixed (forward: butterflies of distance L, 2L, 4L ...;
- * inverse: the reverse) so the scalar, AVX2 and AVX-512VL kernels give
+ * inverse: the reverse) so the scalar, AVX2, AVX-512VL and AVX-512 kernels give
  * bit-identical results, as ranks on different CPUs must; the best one the
  * CPU has is chosen at run time (__builtin_cpu_supports), and
- * OPTIREDUCE_HADAMARD_IMPL=scalar|avx2|avx512vl asks for a given one.
+ * OPTIREDUCE_HADAMARD_IMPL=scalar|avx2|avx512vl|avx512 asks for a given
+ * one.
  * Kernels take a source and a destination, so the copy into the work
  * buffer (forward) and out of it (inverse, with the mean's division) are
  * the transform's first and last pass, not passes of their own.
@@ -64,6 +65,8 @@ enum or_hadamard_impl {
 	OR_HADAMARD_IMPL_SCALAR,
 	OR_HADAMARD_IMPL_AVX2,
 	OR_HADAMARD_IMPL_AVX512VL,
+	OR_HADAMARD_IMPL_AVX512,
+	OR_HADAMARD_IMPL_LAST = OR_HADAMARD_IMPL_AVX512,
 };
 /* Select a kernel (tests, benchmark): 0, or -ENOTSUP if the CPU lacks it. */
 int or_hadamard_set_impl(enum or_hadamard_impl impl);
@@ -78,7 +81,8 @@ const char *or_hadamard_impl_name(void);
  * streaming kernel fetches it into the cache while this block's results
  * leave (reads and writes of memory then overlap, as in a plain copy).
  * Kernels: hadamard.c ("scalar": portable C on GCC vector types, any
- * CPU) and hadamard_avx2.c (AVX2 and AVX-512VL, x86-64 only, b >= 8).
+ * CPU), hadamard_avx2.c (AVX2 and AVX-512VL) and hadamard_avx512.c
+ * (x86-64 only, b >= 8; the vector code of both is hadamard_vec.h).
  */
 typedef void (*or_fwht_fn)(float *dst, float *src, size_t b,
 			   const uint8_t *signs, float scale,
@@ -104,6 +108,10 @@ void or_fwht_fwd_avx512vl(float *dst, float *src, size_t b,
 void or_fwht_inv_avx512vl(float *dst, float *src, size_t b,
 			  const uint8_t *signs, float scale, unsigned int flags,
 			const float *next);
+void or_fwht_fwd_avx512(float *dst, float *src, size_t b, const uint8_t *signs,
+			float scale, unsigned int flags, const float *next);
+void or_fwht_inv_avx512(float *dst, float *src, size_t b, const uint8_t *signs,
+			float scale, unsigned int flags, const float *next);
 
 /* Lane count of a piece of b entries, and the size of each lane's transform. */
 static inline size_t or_hadamard_lanes(size_t b)

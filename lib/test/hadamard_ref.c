@@ -53,9 +53,9 @@ int main(void)
 	static const size_t long_n[] = { 1024, 2059, 4096, 8269 };
 	static float x[8269], a[8269], b[8269], c[8269];
 	static double ref[8269];
-	int have[OR_HADAMARD_IMPL_AVX512VL + 1] = { 0 };
+	int have[OR_HADAMARD_IMPL_LAST + 1] = { 0 };
 
-	for (int k = OR_HADAMARD_IMPL_AVX2; k <= OR_HADAMARD_IMPL_AVX512VL; k++) {
+	for (int k = OR_HADAMARD_IMPL_AVX2; k <= OR_HADAMARD_IMPL_LAST; k++) {
 		have[k] = or_hadamard_set_impl(k) == 0;
 		printf("# kernel %d: %s\n", k, have[k] ? "tested" : "not on this CPU");
 	}
@@ -68,11 +68,13 @@ int main(void)
 	setenv("OPTIREDUCE_HADAMARD_IMPL", "no-such-kernel", 1);
 	or_hadamard_set_impl(OR_HADAMARD_IMPL_AUTO);
 	T_ASSERT(!strcmp(or_hadamard_impl_name(),
+			 have[OR_HADAMARD_IMPL_AVX512] ? "avx512" :
 			 have[OR_HADAMARD_IMPL_AVX512VL] ? "avx512vl" :
 			 have[OR_HADAMARD_IMPL_AVX2] ? "avx2" : "scalar"),
 		 "env fallback: %s", or_hadamard_impl_name());
 	unsetenv("OPTIREDUCE_HADAMARD_IMPL");
-	T_ASSERT(or_hadamard_set_impl(7) == -EINVAL, "bad kernel accepted");
+	T_ASSERT(or_hadamard_set_impl(OR_HADAMARD_IMPL_LAST + 1) == -EINVAL,
+		 "bad kernel accepted");
 	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
 		unsigned int block = cases[ci].block;
 		size_t nlen = cases[ci].nmax ? cases[ci].nmax :
@@ -95,7 +97,7 @@ int main(void)
 			or_hadamard_set_impl(OR_HADAMARD_IMPL_SCALAR);
 			or_hadamard_inverse(a, a, n, seed, block, 1.0f);
 			for (int impl = OR_HADAMARD_IMPL_AVX2;
-			     impl <= OR_HADAMARD_IMPL_AVX512VL; impl++) {
+			     impl <= OR_HADAMARD_IMPL_LAST; impl++) {
 				if (!have[impl])
 					continue;
 				/* In place, from the input: the same forward

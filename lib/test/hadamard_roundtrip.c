@@ -98,7 +98,7 @@ int main(void)
 	 * two and three memory passes (and a middle pass) in each. */
 	for (size_t i = 0; i < n; i++)
 		x[i] = sinf(i * 0.003f) + (i % 13) * 0.1f;
-	for (int impl = OR_HADAMARD_IMPL_AVX2; impl <= OR_HADAMARD_IMPL_AVX512VL;
+	for (int impl = OR_HADAMARD_IMPL_AVX2; impl <= OR_HADAMARD_IMPL_LAST;
 	     impl++) {
 		static const unsigned int sb[] = { 64, 256, 4096, 16384, 65536 };
 
