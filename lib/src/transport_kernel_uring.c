@@ -57,7 +57,7 @@ static struct io_uring_sqe *get_sqe(struct kt_uring *u)
 
 /*
  * A send of at most KT_INLINE_SEND bytes to all its peers together (its
- * length once per peer, also when a multicast group carries one copy) is
+ * length once per peer it is copied for: once for a multicast group) is
  * issued in place, inside io_uring_enter(): it copies its data into a few
  * datagrams and returns. Handing it to an io-wq worker costs a wake-up and
  * two context switches, which is most of what a small call takes (4 ranks
@@ -73,7 +73,8 @@ static int send_in_place(struct kt *kt, struct kt_uring *u,
 {
 	const struct optireduce_send *s =
 		(const void *)CMSG_DATA(CMSG_FIRSTHDR(&op->msg));
-	uint64_t copies = s->dst == OPTIREDUCE_DST_ALL ? kt->t.size - 1 : 1;
+	uint64_t copies = s->dst == OPTIREDUCE_DST_ALL &&
+			  !(kt->t.caps & OR_TCAP_SEND_ALL) ? kt->t.size - 1 : 1;
 
 	return !u->async_sends && op->iov.iov_len * copies <= KT_INLINE_SEND;
 }
