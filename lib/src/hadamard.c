@@ -51,6 +51,7 @@ AI v4f flip4(v4f v, unsigned int bits)
 }
 
 #define BF(a, b) do { v4f t_ = (a); (a) = t_ + (b); (b) = t_ - (b); } while (0)
+#define MAXG	3	/* stages per memory pass: eight vectors */
 
 /* Entry i of a load or store: the signs of the 4 entries from i. */
 AI unsigned int nibble(const uint8_t *signs, size_t i)
@@ -181,18 +182,6 @@ static void tiny(float *dst, const float *src, size_t b, const uint8_t *signs,
 		dst[i] = (signs[0] >> i) & 1 ? -(src[i] * scale) : src[i] * scale;
 }
 
-/* Stages of a block of b >= 8 entries: log2 of its lanes' length. */
-static unsigned int stage_count(size_t b)
-{
-	return 63 - __builtin_clzll(b / 8);
-}
-
-/* Stages per pass of group e (groups of three from the bottom). */
-static unsigned int group_size(unsigned int levels, unsigned int e)
-{
-	return levels - e < 3 ? levels - e : 3;
-}
-
 void or_fwht_fwd_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
 			float scale, unsigned int flags, const float *next)
 {
@@ -205,12 +194,12 @@ void or_fwht_fwd_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
 		tiny(dst, src, b, signs, 1.0f);
 		return;
 	}
-	levels = stage_count(b);
+	levels = or_fwht_levels(b / 8);
 	/* The first pass reads the source, with the signs. */
-	pass_fwd(dst, src, b, 8, group_size(levels, 0), 1, signs);
-	for (e = 3; e < levels; e += 3)
-		pass_fwd(dst, dst, b, (size_t)8 << e, group_size(levels, e), 0,
-			 signs);
+	pass_fwd(dst, src, b, 8, or_fwht_group(levels, 0, MAXG), 1, signs);
+	for (e = MAXG; e < levels; e += MAXG)
+		pass_fwd(dst, dst, b, (size_t)8 << e,
+			 or_fwht_group(levels, e, MAXG), 0, signs);
 }
 
 void or_fwht_inv_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
@@ -225,13 +214,13 @@ void or_fwht_inv_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
 		tiny(dst, src, b, signs, scale);
 		return;
 	}
-	levels = stage_count(b);
+	levels = or_fwht_levels(b / 8);
 	/* The forward groups in reverse order, each one reversed; the last
 	 * writes the destination with signs and scale. */
-	for (e = levels ? (levels - 1) / 3 * 3 : 0; e > 0; e -= 3)
-		pass_inv(src, src, b, (size_t)8 << e, group_size(levels, e), 0,
-			 signs, vs);
-	pass_inv(dst, src, b, 8, group_size(levels, 0), 1, signs, vs);
+	for (e = levels ? (levels - 1) / MAXG * MAXG : 0; e > 0; e -= MAXG)
+		pass_inv(src, src, b, (size_t)8 << e,
+			 or_fwht_group(levels, e, MAXG), 0, signs, vs);
+	pass_inv(dst, src, b, 8, or_fwht_group(levels, 0, MAXG), 1, signs, vs);
 }
 
 /* Kernels in use; chosen once, on first use. */

@@ -113,6 +113,23 @@ void or_fwht_fwd_avx512(float *dst, float *src, size_t b, const uint8_t *signs,
 void or_fwht_inv_avx512(float *dst, float *src, size_t b, const uint8_t *signs,
 			float scale, unsigned int flags, const float *next);
 
+/*
+ * Every kernel runs a block's stages in memory passes of up to maxg stages
+ * each, grouped from the bottom: 0 .. maxg-1, maxg .. 2maxg-1, ..., the
+ * remainder on top (the inverse: the same groups in reverse). These give
+ * the number of stages of n vectors and the size of the group from e.
+ */
+static inline unsigned int or_fwht_levels(size_t n)
+{
+	return 63 - __builtin_clzll(n);
+}
+
+static inline unsigned int or_fwht_group(unsigned int levels, unsigned int e,
+					 unsigned int maxg)
+{
+	return levels - e < maxg ? levels - e : maxg;
+}
+
 /* Lane count of a piece of b entries, and the size of each lane's transform. */
 static inline size_t or_hadamard_lanes(size_t b)
 {

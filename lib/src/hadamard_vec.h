@@ -176,18 +176,6 @@ AI void pass(float *dst, const float *src, size_t nv, size_t s,
 		PASS_NT(dst, src, nv, s, cnt, maxg, desc, pre, post, nt, signs, vs); \
 } while (0)
 
-static inline unsigned int log2_size(size_t v)
-{
-	return 63 - __builtin_clzll(v);
-}
-
-/* Groups of maxg levels from the bottom: 0 .. maxg-1, ..., remainder. */
-AI unsigned int group_size(unsigned int levels, unsigned int e,
-			   unsigned int maxg)
-{
-	return levels - e < maxg ? levels - e : maxg;
-}
-
 /*
  * Streaming (OR_FWHT_STREAM, an aligned destination): the block goes from
  * src through an L1 scratch to dst, whose lines are then written without
@@ -240,7 +228,7 @@ AI void fwd(float *dst, const float *src, size_t b, const uint8_t *signs,
 	const vec vs = v_zero();	/* no scale on this side */
 	float tmp[SCRATCH_MAX] __attribute__((aligned(VBYTES)));
 	size_t nv = b / VF;
-	unsigned int levels = log2_size(nv);
+	unsigned int levels = or_fwht_levels(nv);
 	int nt = streaming(dst, b, flags);
 	float *work = nt && levels > maxg ? tmp : dst;
 	unsigned int e;
@@ -249,14 +237,14 @@ AI void fwd(float *dst, const float *src, size_t b, const uint8_t *signs,
 	/* The first group reads the source, with the signs; the last one
 	 * writes the destination. */
 	PASS_ALL(levels > maxg ? work : dst, src, nv, 1,
-		 group_size(levels, 0, maxg), maxg, 0, 1, 0,
+		 or_fwht_group(levels, 0, maxg), maxg, 0, 1, 0,
 		 nt && levels <= maxg, signs, vs);
 	for (e = maxg; e + maxg < levels; e += maxg)
 		PASS_ALL(work, work, nv, (size_t)1 << e, maxg, maxg, 0, 0, 0, 0,
 			 signs, vs);
 	if (levels > maxg)
 		PASS_ALL(nt ? work : dst, work, nv, (size_t)1 << e,
-			 group_size(levels, e, maxg), maxg, 0, 0, 0, 0, signs,
+			 or_fwht_group(levels, e, maxg), maxg, 0, 0, 0, 0, signs,
 			 vs);
 	/* That pass writes with a stride of 2^e vectors, 8 or 32 lines at
 	 * once: too many half-written lines for the write-combining buffers,
@@ -276,7 +264,7 @@ AI void inv(float *dst, float *src, size_t b, const uint8_t *signs,
 	const vec vs = v_set1(scale);
 	float tmp[SCRATCH_MAX] __attribute__((aligned(VBYTES)));
 	size_t nv = b / VF;
-	unsigned int levels = log2_size(nv);
+	unsigned int levels = or_fwht_levels(nv);
 	unsigned int e = levels ? (levels - 1) / maxg * maxg : 0;
 	int nt = streaming(dst, b, flags);
 	float *work = nt ? tmp : src;
@@ -287,7 +275,7 @@ AI void inv(float *dst, float *src, size_t b, const uint8_t *signs,
 	 * destination with signs and scale. */
 	if (e) {
 		PASS_ALL(work, src, nv, (size_t)1 << e,
-			 group_size(levels, e, maxg), maxg, 1, 0, 0, 0, signs,
+			 or_fwht_group(levels, e, maxg), maxg, 1, 0, 0, 0, signs,
 			 vs);
 		for (e -= maxg; e > 0; e -= maxg)
 			PASS_ALL(work, work, nv, (size_t)1 << e, maxg, maxg, 1,
@@ -295,13 +283,13 @@ AI void inv(float *dst, float *src, size_t b, const uint8_t *signs,
 		src = work;
 	}
 	if (!nt) {
-		PASS_ALL(dst, src, nv, 1, group_size(levels, 0, maxg), maxg, 1,
+		PASS_ALL(dst, src, nv, 1, or_fwht_group(levels, 0, maxg), maxg, 1,
 			 0, 1, 0, signs, vs);
 		return;
 	}
 	/* Streaming: the last pass ends in L1 too, so that the lines leave
 	 * with the next block's prefetch woven in (see stream_out()). */
-	PASS_ALL(work, src, nv, 1, group_size(levels, 0, maxg), maxg, 1, 0, 1,
+	PASS_ALL(work, src, nv, 1, or_fwht_group(levels, 0, maxg), maxg, 1, 0, 1,
 		 0, signs, vs);
 	stream_out(dst, work, nv, next);
 	_mm_sfence();
