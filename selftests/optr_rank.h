@@ -127,38 +127,43 @@ static inline int optr_post(int fd, __u32 round, __u32 msg, __u32 src,
 	return (int)optr_ctl(fd, OPTIREDUCE_CMSG_POST, &p, sizeof(p), buf, len);
 }
 
-/* Send the bytes of @iov as message @msg of @round to @dst. */
-static inline ssize_t optr_sendv(int fd, __u32 round, __u32 msg, __u32 dst,
-				 __u32 timeout_us, const struct iovec *iov,
-				 int iovcnt)
+/* Send the bytes of @iov as message @msg of @round to @dst, with sendmsg
+ * @flags (MSG_DONTWAIT). */
+static inline ssize_t optr_sendv_flags(int fd, __u32 round, __u32 msg,
+				       __u32 dst, __u32 timeout_us,
+				       const struct iovec *iov, int iovcnt,
+				       int flags)
 {
 	struct optireduce_send s = {
 		.round = round, .msg = msg, .dst = dst, .timeout_us = timeout_us,
 	};
 
-	return optr_ctlv(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s), iov, iovcnt);
+	return optr_ctlv_flags(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s), iov,
+			       iovcnt, flags);
+}
+
+static inline ssize_t optr_sendv(int fd, __u32 round, __u32 msg, __u32 dst,
+				 __u32 timeout_us, const struct iovec *iov,
+				 int iovcnt)
+{
+	return optr_sendv_flags(fd, round, msg, dst, timeout_us, iov, iovcnt, 0);
+}
+
+/* The same from one buffer. */
+static inline ssize_t optr_send_flags(int fd, __u32 round, __u32 msg,
+				      __u32 dst, __u32 timeout_us,
+				      const void *buf, size_t len, int flags)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	return optr_sendv_flags(fd, round, msg, dst, timeout_us, &iov, 1,
+				flags);
 }
 
 static inline ssize_t optr_send(int fd, __u32 round, __u32 msg, __u32 dst,
 				__u32 timeout_us, const void *buf, size_t len)
 {
-	struct iovec iov = { (void *)buf, len };
-
-	return optr_sendv(fd, round, msg, dst, timeout_us, &iov, 1);
-}
-
-/* The same with sendmsg flags (MSG_DONTWAIT). */
-static inline ssize_t optr_send_flags(int fd, __u32 round, __u32 msg,
-				      __u32 dst, __u32 timeout_us,
-				      const void *buf, size_t len, int flags)
-{
-	struct optireduce_send s = {
-		.round = round, .msg = msg, .dst = dst, .timeout_us = timeout_us,
-	};
-	struct iovec iov = { (void *)buf, len };
-
-	return optr_ctlv_flags(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s), &iov,
-			       1, flags);
+	return optr_send_flags(fd, round, msg, dst, timeout_us, buf, len, 0);
 }
 
 static inline int optr_pollout(int fd, int timeout_ms)
