@@ -14,9 +14,11 @@
  * in a cache, one core's two copies by themselves come near or past 10%
  * of a 10 Gbit/s link's time, with or without a transform.
  *
- *   hadamard_bench [MiB]     buffer size; default 16 (a typical bucket)
- *                            and 64 (past most L3 caches); a 256 KiB
- *                            buffer (in cache) is measured too
+ *   hadamard_bench [MiB]     one buffer size; default 1/4, 1, 4, 16 and
+ *                            64 MiB (from L2 to past most L3 caches)
+ *
+ * Buffers from half the last-level cache up are streamed (their results
+ * written past the caches), as the library does; the header says which.
  *
  * Numbers, not a test: it always exits 0 unless something is broken.
  */
@@ -78,8 +80,10 @@ static void run(size_t bytes)
 	for (size_t i = 0; i < n; i++)
 		a[i] = (float)(i % 1000) * 0.001f - 0.5f;
 	memset(b, 0, bytes);
-	printf("\nbuffer %.2f MiB, one core; 10 Gbit/s wire time %.3f ms\n",
-	       bytes / 1048576.0, wire * 1e3);
+	printf("\nbuffer %.2f MiB, one core; 10 Gbit/s wire time %.3f ms; %s\n",
+	       bytes / 1048576.0, wire * 1e3,
+	       bytes >= or_hadamard_stream_from() ? "streamed" :
+	       "through the caches");
 	printf("%-8s %6s %9s %9s %12s %12s %13s %11s %7s\n", "kernel",
 	       "block", "enc GB/s", "dec GB/s", "memcpy GB/s", "copies/wire",
 	       "enc+dec/wire", "added/wire", "target");
@@ -109,15 +113,19 @@ static void run(size_t bytes)
 int main(int argc, char **argv)
 {
 	char *end = NULL;
-	size_t mib = argc > 1 ? strtoul(argv[1], &end, 0) : 16;
+	size_t mib = argc > 1 ? strtoul(argv[1], &end, 0) : 0;
 
-	if (argc > 2 || !mib || (end && *end)) {
+	if (argc > 2 || (argc == 2 && (!mib || *end))) {
 		fprintf(stderr, "usage: hadamard_bench [MiB]\n");
 		return 2;
 	}
-	run(mib << 20);
-	if (argc == 1)
-		run(64 << 20);
-	run(256 << 10);
+	printf("streaming from %zu KiB (half the last-level cache)\n",
+	       or_hadamard_stream_from() >> 10);
+	if (mib) {
+		run(mib << 20);
+		return 0;
+	}
+	for (size_t kib = 256; kib <= 64 << 10; kib *= 4)
+		run(kib << 10);
 	return 0;
 }

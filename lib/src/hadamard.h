@@ -71,6 +71,13 @@ enum or_hadamard_impl {
 /* Select a kernel (tests, benchmark): 0, or -ENOTSUP if the CPU lacks it. */
 int or_hadamard_set_impl(enum or_hadamard_impl impl);
 const char *or_hadamard_impl_name(void);
+/*
+ * Transforms of at least this many bytes write their result past the
+ * caches (OR_FWHT_STREAM): half the last-level cache, found on first use.
+ * Tests and the benchmark may set it; 0 goes back to the cache's size.
+ */
+size_t or_hadamard_stream_from(void);
+void or_hadamard_set_stream_from(size_t bytes);
 
 /*
  * One block of b entries (power of two) from src to dst, signs as bytes
@@ -88,7 +95,8 @@ typedef void (*or_fwht_fn)(float *dst, float *src, size_t b,
 			   const uint8_t *signs, float scale,
 			   unsigned int flags, const float *next);
 /* flags: the result will not be read soon (a large transform): a kernel may
- * write it past the caches. The result is the same either way. */
+ * write it past the caches, with weakly ordered stores that the caller
+ * fences after the last block. The result is the same either way. */
 #define OR_FWHT_STREAM		0x1u
 void or_fwht_fwd_scalar(float *dst, float *src, size_t b, const uint8_t *signs,
 			float scale, unsigned int flags,

@@ -254,8 +254,6 @@ AI void fwd(float *dst, const float *src, size_t b, const uint8_t *signs,
 		stream_out(dst, work, nv, next);
 	else if (nt && next)
 		prefetch_block(next, nv);
-	if (nt)
-		_mm_sfence();
 }
 
 AI void inv(float *dst, float *src, size_t b, const uint8_t *signs,
@@ -292,5 +290,4 @@ AI void inv(float *dst, float *src, size_t b, const uint8_t *signs,
 	PASS_ALL(work, src, nv, 1, or_fwht_group(levels, 0, maxg), maxg, 1, 0, 1,
 		 0, signs, vs);
 	stream_out(dst, work, nv, next);
-	_mm_sfence();
 }

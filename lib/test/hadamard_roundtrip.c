@@ -4,7 +4,7 @@
  * linear (sum of transforms = transform of the sum, what lets ranks reduce
  * in the Hadamard domain), integer data round-trips exactly, and signs
  * depend on the seed. Buffers are 64-byte aligned, as the engine's are, so
- * the vector kernels take their streaming path; a guard after each one
+ * the vector kernels can take their streaming path; a guard after each one
  * catches a kernel writing past the end (the odd tail ends in pieces of
  * 8 entries, a single vector, and 1). */
 #include <math.h>
@@ -93,19 +93,26 @@ int main(void)
 	for (size_t i = 0; i < n; i++)	/* == : a 0 may come back as -0 */
 		T_ASSERT(s[i] == x[i], "integer entry %zu: %g came back as %.9g",
 			 i, x[i], s[i]);
-	/* Large vectors take the streaming path of the vector kernels: still
-	 * bit-identical to the scalar ones, both ways, for blocks of one,
-	 * two and three memory passes (and a middle pass) in each. */
+	/* The vector kernels, streamed and not: still bit-identical to the
+	 * scalar ones, both ways, for blocks of one, two and three memory
+	 * passes (and a middle pass) in each. */
 	for (size_t i = 0; i < n; i++)
 		x[i] = sinf(i * 0.003f) + (i % 13) * 0.1f;
-	for (int impl = OR_HADAMARD_IMPL_AVX2; impl <= OR_HADAMARD_IMPL_LAST;
-	     impl++) {
+	T_ASSERT(or_hadamard_stream_from() >= 4096,
+		 "streams from %zu bytes", or_hadamard_stream_from());
+	printf("streaming from %zu KiB (half the last-level cache)\n",
+	       or_hadamard_stream_from() >> 10);
+	for (int k = 0; k < 2 * OR_HADAMARD_IMPL_LAST; k++) {
 		static const unsigned int sb[] = { 64, 256, 4096, 16384, 65536 };
+		int impl = OR_HADAMARD_IMPL_AVX2 + k / 2, stream = k & 1;
 
+		if (impl > OR_HADAMARD_IMPL_LAST)
+			break;
 		if (or_hadamard_set_impl(impl)) {
 			printf("# kernel %d: not on this CPU\n", impl);
 			continue;
 		}
+		or_hadamard_set_stream_from(stream ? 1 : SIZE_MAX);
 		for (size_t bi = 0; bi < sizeof(sb) / sizeof(sb[0]); bi++) {
 			or_hadamard_set_impl(impl);
 			or_hadamard_forward(z, x, n, 5, sb[bi]);
@@ -121,10 +128,12 @@ int main(void)
 				 "inverse: kernel %d differs from scalar, block %u",
 				 impl, sb[bi]);
 		}
-		printf("kernel %s: streaming path bit-identical to scalar\n",
-		       or_hadamard_impl_name());
+		printf("kernel %s: %s bit-identical to scalar\n",
+		       or_hadamard_impl_name(),
+		       stream ? "streamed" : "through the caches");
 		guards(or_hadamard_impl_name(), n, all, 4);
 	}
+	or_hadamard_set_stream_from(0);
 	or_hadamard_set_impl(OR_HADAMARD_IMPL_AUTO);
 	/* Another seed gives another transform. */
 	or_hadamard_forward(z, x, n, 1, 4096);
