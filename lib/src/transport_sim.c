@@ -161,6 +161,8 @@ static int sim_post_recv(struct or_transport *t, const struct or_recv *rx)
 
 	if (rx->src < 0 || rx->src >= t->size || rx->src == t->rank)
 		return -EINVAL;
+	if (f->lossy && f->loss.posted)
+		f->loss.posted(f->loss.arg, t->rank, rx);
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
