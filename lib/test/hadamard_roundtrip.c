@@ -102,12 +102,11 @@ int main(void)
 		 "streams from %zu bytes", or_hadamard_stream_from());
 	printf("streaming from %zu KiB (half the last-level cache)\n",
 	       or_hadamard_stream_from() >> 10);
-	for (int k = 0; k < 2 * OR_HADAMARD_IMPL_LAST; k++) {
+	for (int k = 0; k < 2 * (OR_HADAMARD_IMPL_LAST - OR_HADAMARD_IMPL_AVX2 + 1);
+	     k++) {
 		static const unsigned int sb[] = { 64, 256, 4096, 16384, 65536 };
 		int impl = OR_HADAMARD_IMPL_AVX2 + k / 2, stream = k & 1;
 
-		if (impl > OR_HADAMARD_IMPL_LAST)
-			break;
 		if (or_hadamard_set_impl(impl)) {
 			printf("# kernel %d: not on this CPU\n", impl);
 			continue;

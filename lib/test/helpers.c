@@ -148,11 +148,22 @@ void t_world_fini(struct t_world *w)
 void t_world_allreduce(struct t_world *w, void **bufs, size_t count, int dtype,
 		       int op, struct optireduce_result *res)
 {
+	t_world_allreduce_late(w, bufs, count, dtype, op, res, 0);
+}
+
+void t_world_allreduce_late(struct t_world *w, void **bufs, size_t count,
+			    int dtype, int op, struct optireduce_result *res,
+			    int late_ms)
+{
+	struct timespec ts = { late_ms / 1000, late_ms % 1000 * 1000000L };
 	optireduce_handle h[64];
 
-	for (int r = 0; r < w->n; r++)
+	for (int r = 0; r < w->n; r++) {
+		if (r == w->n - 1 && late_ms)
+			nanosleep(&ts, NULL);
 		T_OK(optireduce_allreduce_start(w->comm[r], bufs[r], count, dtype,
 						op, &h[r]));
+	}
 	for (int r = 0; r < w->n; r++)
 		T_OK(optireduce_allreduce_wait(w->comm[r], h[r], res ? &res[r] : NULL));
 }

@@ -73,6 +73,10 @@ void t_world_fini(struct t_world *w);
 /* One allreduce on every rank (bufs[r]), async start then wait. */
 void t_world_allreduce(struct t_world *w, void **bufs, size_t count, int dtype,
 		       int op, struct optireduce_result *res);
+/* The same, the last rank starting late_ms after the others. */
+void t_world_allreduce_late(struct t_world *w, void **bufs, size_t count,
+			    int dtype, int op, struct optireduce_result *res,
+			    int late_ms);
 
 /* Internal entry points the tests reach through the static library. */
 struct or_transport;

@@ -7,8 +7,6 @@
  * for them, so on every rank it gets the upper median of the three, the
  * long one, and not a bound of its own.
  */
-#include <time.h>
-
 #include "helpers.h"
 
 #define N	3
@@ -16,20 +14,13 @@
 #define WARMUP	8		/* two whole report batches */
 #define SKEW_MS	30
 
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 int main(void)
 {
 	struct or_sim_loss loss = { .packet = 1000 };
 	struct optireduce_config cfg;
 	struct optireduce_result res[N];
 	static float bufs[N][COUNT];
-	optireduce_handle h[N];
+	void *b[N];
 	struct t_world w;
 
 	t_config(&cfg);
@@ -37,18 +28,15 @@ int main(void)
 	cfg.loss_threshold_ppm = 1000000;
 	cfg.hadamard = OPTIREDUCE_HADAMARD_OFF;
 	t_world_init(&w, N, &cfg, &loss);
+	for (int r = 0; r < N; r++)
+		b[r] = bufs[r];
 	for (int call = 0; call <= WARMUP; call++) {
-		for (int r = 0; r < N; r++) {
+		for (int r = 0; r < N; r++)
 			for (int i = 0; i < COUNT; i++)
 				bufs[r][i] = t_value(r, i, call);
-			if (r == N - 1 && call < WARMUP)
-				sleep_ms(SKEW_MS);
-			T_OK(optireduce_allreduce_start(w.comm[r], bufs[r], COUNT,
-							OPTIREDUCE_FLOAT32,
-							OPTIREDUCE_SUM, &h[r]));
-		}
-		for (int r = 0; r < N; r++)
-			T_OK(optireduce_allreduce_wait(w.comm[r], h[r], &res[r]));
+		t_world_allreduce_late(&w, b, COUNT, OPTIREDUCE_FLOAT32,
+				       OPTIREDUCE_SUM, res,
+				       call < WARMUP ? SKEW_MS : 0);
 	}
 	for (int r = 0; r < N; r++) {
 		T_ASSERT(!(res[r].flags & OPTIREDUCE_RES_RELIABLE),

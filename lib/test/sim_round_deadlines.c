@@ -16,7 +16,6 @@
  */
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 
 #include "helpers.h"
 #include "tar.h"
@@ -53,13 +52,6 @@ static void posted(void *arg, int rank, const struct or_recv *rx)
 	pthread_mutex_unlock(&lock);
 }
 
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 /* The rule, from the call's base: round r of R ends here. */
 static int64_t rule(int64_t bound, int64_t early, unsigned int r,
 		    unsigned int rounds)
@@ -76,7 +68,7 @@ static void run(int n, unsigned int incast)
 	struct optireduce_config cfg;
 	struct optireduce_result res[MAXN];
 	static float bufs[MAXN][COUNT];
-	optireduce_handle h[MAXN];
+	void *b[MAXN];
 	struct or_sched s;
 	struct t_world w;
 	int later = 0;
@@ -89,18 +81,15 @@ static void run(int n, unsigned int incast)
 	cfg.hadamard = OPTIREDUCE_HADAMARD_OFF;
 	or_sched_init(&s, n, incast);
 	t_world_init(&w, n, &cfg, &loss);
+	for (int r = 0; r < n; r++)
+		b[r] = bufs[r];
 	for (int call = 0; call < CALLS; call++) {
-		for (int r = 0; r < n; r++) {
+		for (int r = 0; r < n; r++)
 			for (int i = 0; i < COUNT; i++)
 				bufs[r][i] = t_value(r, i, call);
-			if (r == n - 1 && call < WARMUP)
-				sleep_ms(SKEW_MS);
-			T_OK(optireduce_allreduce_start(w.comm[r], bufs[r], COUNT,
-							OPTIREDUCE_FLOAT32,
-							OPTIREDUCE_SUM, &h[r]));
-		}
-		for (int r = 0; r < n; r++)
-			T_OK(optireduce_allreduce_wait(w.comm[r], h[r], &res[r]));
+		t_world_allreduce_late(&w, b, COUNT, OPTIREDUCE_FLOAT32,
+				       OPTIREDUCE_SUM, res,
+				       call < WARMUP ? SKEW_MS : 0);
 		if (call < WARMUP)
 			continue;
 		for (int r = 0; r < n; r++) {
