@@ -85,8 +85,9 @@ OR_EXPORT void optireduce_config_init(struct optireduce_config *cfg)
 	cfg->loss_threshold_ppm = 50000;	/* 5% */
 	cfg->fallback_calls = 100;
 	cfg->timeout_ms = 1800000;		/* 30 min, as torch.distributed */
-	cfg->ready_kb = 4096;	/* a quarter of the kernel's default backlog,
-				 * which counts buffer overhead too */
+	/* Calls long against a one-way delay wait for their peers to start
+	 * (Documentation/design.md, "The library on the kernel path"). */
+	cfg->ready_kb = 256;
 	cfg->seed = 0x5eed0f0971ed0ceull;
 }
 

@@ -71,6 +71,7 @@ struct Opts {
 	int timeout_ms = 600000;
 	unsigned int hadamard = OPTIREDUCE_HADAMARD_OFF;
 	unsigned int loss_threshold_ppm = 1000000;
+	int ready_kb = -1;			// -1: the library's default
 };
 
 int64_t now_ns()
@@ -88,6 +89,7 @@ void usage()
 "         --ips IP0,IP1,... [--iters N[,N...]] [--warmup N] [--timeout-ms MS]\n"
 "         optireduce, tar-tcp: --port-base P [--or-warmup N[,N...]]\n"
 "                              [--hadamard off|on|auto] [--loss-threshold F]\n"
+"                              [--ready-kb KB]\n"
 "         gloo-*:              --store DIR [--prefix STR]\n"
 "  NAME: optireduce tar-tcp gloo-ring gloo-ring-chunked\n"
 "        gloo-halving-doubling gloo-bcube\n"
@@ -164,7 +166,7 @@ void parse(int argc, char **argv, Opts &o)
 		{ "store", 1, 0, 'S' }, { "prefix", 1, 0, 'P' },
 		{ "timeout-ms", 1, 0, 't' }, { "or-warmup", 1, 0, 'W' },
 		{ "hadamard", 1, 0, 'H' }, { "loss-threshold", 1, 0, 'L' },
-		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "ready-kb", 1, 0, 'R' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	int ch;
 	double f;
@@ -207,6 +209,10 @@ void parse(int argc, char **argv, Opts &o)
 			if (end == optarg || *end || !(f >= 0 && f <= 1))
 				usage();
 			o.loss_threshold_ppm = (unsigned int)(f * 1e6 + 0.5);
+			break;
+		case 'R':
+			if (!parse_int(optarg, 0, 16777216, &o.ready_kb))
+				usage();
 			break;
 		default: usage();
 		}
@@ -315,6 +321,8 @@ int run_optireduce(const Opts &o)
 		cfg.warmup_calls = kernel ? o.or_warmup[si] : 0;
 		cfg.loss_threshold_ppm = o.loss_threshold_ppm;
 		cfg.timeout_ms = o.timeout_ms;
+		if (o.ready_kb >= 0)
+			cfg.ready_kb = (unsigned int)o.ready_kb;
 		cfg.flags |= OPTIREDUCE_CFG_QUIET;
 		d.init(count, o.rank);
 		int64_t t0 = now_ns();
@@ -353,14 +361,17 @@ int run_optireduce(const Opts &o)
 
 		if (!optireduce_comm_stats(c, &st))
 			printf("stats %s %d %zu margin_pct=%llu late_bytes=%llu "
-			       "deadline_ms=%.1f lossy=%llu fallback=%llu trips=%llu\n",
+			       "deadline_ms=%.1f lossy=%llu fallback=%llu trips=%llu "
+			       "ready_wait_ms=%.1f ready_missed=%llu\n",
 			       o.contender.c_str(), o.rank, bytes,
 			       (unsigned long long)st.margin_pct,
 			       (unsigned long long)st.late_bytes,
 			       st.deadline_ns / 1e6,
 			       (unsigned long long)st.calls_lossy,
 			       (unsigned long long)st.calls_fallback,
-			       (unsigned long long)st.safeguard_trips);
+			       (unsigned long long)st.safeguard_trips,
+			       st.ready_wait_ns / 1e6,
+			       (unsigned long long)st.ready_missed);
 		optireduce_comm_destroy(c);
 		printf("size %s %d %zu setup_ms=%.1f bad=%zu\n", o.contender.c_str(),
 		       o.rank, bytes, setup / 1e6, bad);
