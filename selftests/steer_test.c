@@ -7,9 +7,9 @@
  * sending child process on CPU 0, where loopback delivers its packets.
  * Covers: data placed byte for byte through the steering queue; the
  * tunable turning it off; a small queue that fills; a queue too small for
- * one batch placing every batch where it arrived; long datagrams that come
- * alone (MTU 65535) steered too; and closing a socket while batches are
- * queued.
+ * one batch placing every batch where it arrived; short batches placed
+ * where they arrive; long datagrams that come alone (MTU 65535) steered
+ * too; and closing a socket while batches are queued.
  */
 #include <sched.h>
 #include <stdint.h>
@@ -110,9 +110,10 @@ static pid_t sender(int fd, int rx_fd, int go, unsigned int n, size_t len)
 	_exit(0);
 }
 
-/* Rounds 1..ROUNDS of MSG bytes from the child, checked byte for byte. */
-static void transfer(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(steer) *self)
+/* Rounds 1..ROUNDS of @len (<= MSG) bytes from the child, checked byte
+ * for byte. */
+static void transfer_len(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(steer) *self, size_t len)
 {
 	struct optireduce_stats st0, st1;
 	struct optr_compl c;
@@ -125,31 +126,37 @@ static void transfer(struct __test_metadata *_metadata,
 	for (r = 1; r <= ROUNDS; r++) {
 		memset(self->buf[r - 1], 0, MSG);
 		ASSERT_EQ(0, optr_post(self->fd[1], r, 7, 0, 0, LONG_US, r,
-				       self->buf[r - 1], MSG));
+				       self->buf[r - 1], len));
 	}
 	ASSERT_EQ(0, optr_stats(self->fd[1], &st0));
-	pid = sender(self->fd[0], self->fd[1], go[0], ROUNDS, MSG);
+	pid = sender(self->fd[0], self->fd[1], go[0], ROUNDS, len);
 	ASSERT_LT(0, pid);
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	for (r = 1; r <= ROUNDS; r++) {
 		ASSERT_EQ(0, optr_recv_one(self->fd[1], &c, LONG_US / 1000));
 		EXPECT_EQ(OPTIREDUCE_COMPLETE, c.h.status);
-		EXPECT_EQ(MSG, c.h.received);
+		EXPECT_EQ(len, c.h.received);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	for (r = 1; r <= ROUNDS; r++) {
-		for (i = 0; i < MSG; i++)
+		for (i = 0; i < len; i++)
 			if (self->buf[r - 1][i] != pattern(i, r))
 				break;
-		EXPECT_EQ(MSG, i) TH_LOG("round %u: first bad byte at %zu", r, i);
+		EXPECT_EQ(len, i) TH_LOG("round %u: first bad byte at %zu", r, i);
 	}
 	ASSERT_EQ(0, optr_stats(self->fd[1], &st1));
-	EXPECT_EQ((__u64)ROUNDS * MSG, st1.rx_bytes - st0.rx_bytes);
+	EXPECT_EQ((__u64)ROUNDS * len, st1.rx_bytes - st0.rx_bytes);
 	EXPECT_EQ(0, st1.bytes_lost - st0.bytes_lost);
 	EXPECT_EQ(0, st1.rx_duplicate - st0.rx_duplicate);
 	close(go[0]);
 	close(go[1]);
+}
+
+static void transfer(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(steer) *self)
+{
+	transfer_len(_metadata, self, MSG);
 }
 
 /*
@@ -195,6 +202,22 @@ TEST_F_TIMEOUT(steer, full_queue_keeps_rounds_whole, HEAVY_S)
 TEST_F_TIMEOUT(steer, queue_too_small_places_where_received, HEAVY_S)
 {
 	EXPECT_EQ(0, steered_at(_metadata, self, 1));
+}
+
+/*
+ * 16 KiB messages go as one GSO batch each (about a dozen datagrams),
+ * shorter than the 32 KiB that is worth a work's wake-up: placed where
+ * they arrive, though batches, and still whole.
+ */
+TEST_F_TIMEOUT(steer, short_batches_placed_where_received, HEAVY_S)
+{
+	long long before = optr_net_counter("rx_steered");
+	long long batches = optr_net_counter("rx_gso_batches");
+
+	ASSERT_EQ(0, optr_param_set("rx_steer_kb", 4096));
+	transfer_len(_metadata, self, 16 << 10);
+	EXPECT_LT(batches, optr_net_counter("rx_gso_batches"));
+	EXPECT_EQ(before, optr_net_counter("rx_steered"));
 }
 
 /*
