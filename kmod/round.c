@@ -476,9 +476,15 @@ bool optr_deliver(struct optr_sock *osk, struct optr_skb_walk *w,
 static void optr_round_open(struct optr_sock *osk, struct optr_round *r,
 			    u32 id, u32 deadline_us, u32 early_us)
 {
-	u32 typical, d = optr_sock_deadline_us(osk, &typical);
+	u32 typical = U32_MAX, d = 0;
 
 	lockdep_assert_held(&osk->lock);
+	/* The socket's history fills in only what the caller left out:
+	 * reading it sorts up to 64 durations, here under the lock, and the
+	 * library gives both on every round.
+	 */
+	if (!deadline_us || !early_us)
+		d = optr_sock_deadline_us(osk, &typical);
 	if (deadline_us) {
 		d = deadline_us;
 		typical = min(typical, d);
