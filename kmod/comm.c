@@ -17,6 +17,7 @@
 #include "comm.h"
 #include "netns.h"
 #include "sock.h"
+#include "steer.h"
 #include "udp.h"
 
 /* A multicast group joined on the namespace's UDP socket, shared by every
@@ -196,6 +197,7 @@ static int optr_member_add(struct optr_net *on, struct optr_sock *osk,
 	WRITE_ONCE(osk->comm, comm);
 	hash_add_rcu(on->members, &osk->member_node, comm->id);
 	on->nmembers++;
+	optr_steer_join();
 	mutex_unlock(&on->lock);
 	return 0;
 
@@ -267,6 +269,7 @@ void optr_comm_leave(struct optr_sock *osk)
 		optr_group_put(on, comm->group, comm->group_ifindex);
 	if (!--on->nmembers)
 		optr_udp_close(on);
+	optr_steer_leave();
 	mutex_unlock(&on->lock);
 }
 

@@ -16,6 +16,14 @@
  *   osk->steer      batches waiting, in arrival order; its own lock
  *   osk->steer_work drains them through optr_receive_here()
  *
+ * Steering pays where the reader's CPU has time to spare while its reader
+ * waits. Where joined sockets outnumber the online CPUs (ranks on a host
+ * with fewer cores than ranks), every CPU is some reader's, and a steered
+ * batch waits behind whatever runs there, then costs a work wake-up on
+ * top: nothing is steered then. With four ranks on two vCPUs (the
+ * emulated guest), 1 MiB allreduces took 15.8 ms p50 unsteered against
+ * 17.0 ms steered, 16 MiB ones 131-132 ms against 137-149 ms.
+ *
  * Only batches and datagrams of OPTR_STEER_MIN_LEN or more (a link with a
  * 64 KiB MTU sends such datagrams one at a time) are steered: a message of
  * a few KiB, in one datagram or one short batch, costs less to place than
@@ -33,6 +41,7 @@
  * missing and it is dropped as stale when placed.
  */
 
+#include <linux/atomic.h>
 #include <linux/cpumask.h>
 #include <linux/skbuff.h>
 #include <linux/smp.h>
@@ -53,6 +62,9 @@
  * messages (tx_segs 64 at MTU 1500) and the datagrams of a 64 KiB MTU.
  */
 #define OPTR_STEER_MIN_LEN	(32 * 1024)
+
+/* Joined sockets of every namespace: the readers sharing the CPUs. */
+static atomic_t optr_steer_readers = ATOMIC_INIT(0);
 
 static void optr_steer_work(struct work_struct *work)
 {
@@ -104,7 +116,8 @@ bool optr_steer(struct optr_sock *osk, struct sk_buff *skb)
 	 */
 	if (!limit || cpu < 0 ||
 	    (idle && (cpu == smp_processor_id() ||
-		      skb->len < OPTR_STEER_MIN_LEN)))
+		      skb->len < OPTR_STEER_MIN_LEN ||
+		      atomic_read(&optr_steer_readers) > num_online_cpus())))
 		return false;
 
 	__skb_queue_head_init(&full);
@@ -140,6 +153,19 @@ void optr_steer_note_cpu(struct optr_sock *osk)
 
 	if (READ_ONCE(osk->rx_cpu) != cpu)
 		WRITE_ONCE(osk->rx_cpu, cpu);
+}
+
+/* A socket joined (optr_steer_join) or left (optr_steer_leave) a
+ * communicator: one reader more or less for the CPUs.
+ */
+void optr_steer_join(void)
+{
+	atomic_inc(&optr_steer_readers);
+}
+
+void optr_steer_leave(void)
+{
+	atomic_dec(&optr_steer_readers);
 }
 
 void optr_steer_init(struct optr_sock *osk)

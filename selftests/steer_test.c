@@ -8,7 +8,8 @@
  * Covers: data placed byte for byte through the steering queue; the
  * tunable turning it off; a small queue that fills; a queue too small for
  * one batch placing every batch where it arrived; short batches placed
- * where they arrive; long datagrams that come alone (MTU 65535) steered
+ * where they arrive; more joined sockets than CPUs placing every batch
+ * where it arrived; long datagrams that come alone (MTU 65535) steered
  * too; and closing a socket while batches are queued.
  */
 #include <sched.h>
@@ -218,6 +219,38 @@ TEST_F_TIMEOUT(steer, short_batches_placed_where_received, HEAVY_S)
 	transfer_len(_metadata, self, 16 << 10);
 	EXPECT_LT(batches, optr_net_counter("rx_gso_batches"));
 	EXPECT_EQ(before, optr_net_counter("rx_steered"));
+}
+
+/*
+ * More joined sockets than online CPUs: every CPU is some reader's, so
+ * batches are placed where they arrive. Idle members of other
+ * communicators make up the crowd; once they leave, steering resumes.
+ */
+TEST_F_TIMEOUT(steer, crowded_cpus_place_where_received, HEAVY_S)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int crowd[64], n = 0, i;
+
+	ASSERT_GE(64, ncpu);
+	/* Two members here already: ncpu more makes ncpu + 2 > ncpu. */
+	for (i = 0; i < ncpu; i++, n++) {
+		crowd[i] = optr_socket();
+		ASSERT_GE(crowd[i], 0);
+		ASSERT_EQ(0, optr_join_local(crowd[i], self->comm + 1 + i, 0,
+					     2));
+	}
+	EXPECT_EQ(0, steered_at(_metadata, self, 4096));
+	for (i = 0; i < n; i++)
+		close(crowd[i]);
+	/* Round numbers start over on a new pair, which is steered. */
+	self->comm += 1 + n;
+	for (i = 0; i < 2; i++) {
+		close(self->fd[i]);
+		self->fd[i] = optr_socket();
+		ASSERT_GE(self->fd[i], 0);
+		ASSERT_EQ(0, optr_join_local(self->fd[i], self->comm, i, 2));
+	}
+	EXPECT_LT(0, steered_at(_metadata, self, 4096));
 }
 
 /*
