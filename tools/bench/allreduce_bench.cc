@@ -375,6 +375,7 @@ int run_optireduce(const Opts &o)
 		optireduce_comm_destroy(c);
 		printf("size %s %d %zu setup_ms=%.1f bad=%zu\n", o.contender.c_str(),
 		       o.rank, bytes, setup / 1e6, bad);
+		fflush(stdout);
 		if (failed)
 			return 1;
 		if (bad) {
@@ -494,6 +495,7 @@ int run_gloo(const Opts &o)
 		}
 		printf("size %s %d %zu setup_ms=%.1f bad=%zu\n", o.contender.c_str(),
 		       o.rank, bytes, setup / 1e6, bad);
+		fflush(stdout);
 		if (bad) {
 			fprintf(stderr, "%s rank %d: %zu bytes: %zu entries wrong\n",
 				o.contender.c_str(), o.rank, bytes, bad);
@@ -511,7 +513,15 @@ int main(int argc, char **argv)
 	Opts o;
 	int rc;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	/*
+	 * Buffered, flushed after each size: a line-buffered write per
+	 * iteration is a system call between two measured calls, and where
+	 * the output is on a slow file system (the guest's virtiofs: a round
+	 * trip to the host) it blocked ranks for a different time each,
+	 * so that they started their next call out of step.
+	 */
+	static char outbuf[1 << 20];
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	parse(argc, argv, o);
 	try {
 		if (o.contender == "optireduce" || o.contender == "tar-tcp")
