@@ -27,6 +27,9 @@
 #                 (OPTIREDUCE_READY_KB below the call's size) the peer
 #                 waits for it and the sums are exact; without them, the
 #                 same run loses data at the late rank (drop_no_post).
+#   rank ahead    one rank starts a call 200 ms before all its peers: it
+#                 loses that call whole, and the next (a catch-up call)
+#                 waits for their first message instead of losing again.
 #   no module     after rmmod: one notice line, the TCP path, exact sums.
 #
 # Why the error bounds hold. Rank r's data is x_r = c + d_r, |d_r| <= D
@@ -491,6 +494,29 @@ if runnable "late after warm-up" 2; then
 		ktap_ok "$name: the early rank's deadlines cut the late rank off"
 	else
 		ktap_fail "$name: the early rank's deadlines cut the late rank off"
+		explain "$name"
+	fi
+fi
+
+# --- one rank ahead of all its peers: a catch-up call -------------------
+# Ranks 0-2 sleep 200 ms before call 25, rank 3 does not: it starts that
+# call, and the calls after it, ahead of all its peers by far more than
+# its bound (a few ms for 4 KiB). Each such call loses every entry, and
+# its peers, in step among themselves, take their usual time, so the lead
+# shrinks slowly: without catch-up calls rank 3 lost a dozen calls whole
+# while its margin grew. After the first, the next call counts its
+# deadlines from the first message a peer delivers: at most two lost.
+if runnable "one rank ahead" 4; then
+	name="n=4 one rank ahead"
+	if run_case "$name" 4 OPTIREDUCE_WARMUP=20 OPTIREDUCE_HADAMARD=off \
+		    OPTIREDUCE_LOSS_THRESHOLD=1 -- --calls 45 --count 1024 \
+		    --check none --ahead-rank 3 --ahead-ms 200 --ahead-at 25 &&
+	   check_path "$name" 4 kernel &&
+	   awk "$KV"'/^rank=3/ { kv(); print "# rank 3 lost " v["whole_lost"] " calls whole; catch-up calls " v["catch_up_calls"]
+				 exit !(v["catch_up_calls"] >= 1 && v["whole_lost"] <= 2) }' "$OUT/$name.3"; then
+		ktap_ok "$name: one call lost whole, then it waits for its peers"
+	else
+		ktap_fail "$name: one call lost whole, then it waits for its peers"
 		explain "$name"
 	fi
 fi

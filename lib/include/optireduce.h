@@ -179,7 +179,10 @@ struct optireduce_stats {
 					 * ready signals (see ready_kb) */
 	uint64_t ready_missed;		/* ... that went without one after
 					 * a minute's wait */
-	uint64_t reserved[4];
+	uint64_t catch_up_calls;	/* lossy calls whose deadlines waited
+					 * for a peer's first message, after
+					 * a call that lost every entry */
+	uint64_t reserved[3];
 };
 
 enum optireduce_option {

@@ -136,6 +136,9 @@ struct or_active {
 	 * back, since wait_since.
 	 */
 	int gated;
+	/* A catch-up call (see catch_up() in engine.c): deadlines count
+	 * from the first message a peer delivers. */
+	int catch_up;
 	unsigned int waiting;
 	int64_t wait_since;
 	uint8_t *ready, *p1_issued;
@@ -181,6 +184,8 @@ struct optireduce_comm {
 	uint64_t *t_b;			/* [size]: ranks' t_B, for agreement */
 	uint64_t stats_ready_wait;	/* progress thread; copied to stats */
 	uint64_t stats_ready_missed;
+	uint64_t stats_catch_up;
+	int catch_up_next;		/* the last lossy call lost it all */
 	uint64_t fallback_until;
 	unsigned int trips_in_row;	/* trips without a clean lossy call */
 	double loss_avg;		/* moving average of reported loss */

@@ -97,8 +97,8 @@ class CStats(ctypes.Structure):
         "calls_fallback", "calls_failed", "safeguard_trips",
         "entries_expected", "entries_lost", "entries_compensated",
         "deadline_ns", "average_ns", "margin_pct", "late_bytes",
-        "ready_wait_ns", "ready_missed")] + [
-            ("reserved", ctypes.c_uint64 * 4)]
+        "ready_wait_ns", "ready_missed", "catch_up_calls")] + [
+            ("reserved", ctypes.c_uint64 * 3)]
 
 
 _RESULT_FIELDS = ("seq", "count", "expected", "lost", "compensated",

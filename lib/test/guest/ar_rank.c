@@ -8,6 +8,7 @@
  *   ar_rank [--calls N] [--count N] [--inflight K] [--check exact|bounded|none]
  *           [--common K] [--spread D] [--per-call] [--path kernel|tcp]
  *           [--late-rank R --late-ms MS [--late-from N]]
+ *           [--ahead-rank R --ahead-ms MS --ahead-at N]
  *
  * Data of call c on rank r: x[i] = common(c, i) + spread(c, r, i), with
  * |common| <= K and |spread| <= D integers. Checks (why they hold: see
@@ -35,6 +36,9 @@
  * so its peers are ahead of it by that much (a rank finishing its previous
  * call late); with --late-from N only from call N on (after warm-up: a
  * rank whose computation ran long, which its peers' bounds never saw).
+ * --ahead-rank R --ahead-ms MS --ahead-at N: every rank but R sleeps MS
+ * once, before call N, so that R starts it and the calls after it ahead
+ * of all its peers.
  * Exit status 0 when every check held.
  */
 #include <getopt.h>
@@ -49,6 +53,7 @@
 
 struct opts {
 	int calls, inflight, per_call, late_rank, late_ms, late_from;
+	int ahead_rank, ahead_ms, ahead_at;
 	size_t count;
 	int common, spread;
 	const char *check, *path;
@@ -56,6 +61,7 @@ struct opts {
 
 struct tally {
 	unsigned long long inexact, failed_calls;
+	unsigned long long whole_lost;	/* calls that lost every entry */
 	double max_err;
 };
 
@@ -187,13 +193,15 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "common", 1, 0, 'K' }, { "spread", 1, 0, 'D' },
 		{ "per-call", 0, 0, 'p' }, { "path", 1, 0, 't' },
 		{ "late-rank", 1, 0, 'L' }, { "late-ms", 1, 0, 'M' },
-		{ "late-from", 1, 0, 'F' }, { 0, 0, 0, 0 },
+		{ "late-from", 1, 0, 'F' }, { "ahead-rank", 1, 0, 'A' },
+		{ "ahead-ms", 1, 0, 'B' }, { "ahead-at", 1, 0, 'C' },
+		{ 0, 0, 0, 0 },
 	};
 	int ch;
 
 	*o = (struct opts){ .calls = 10, .inflight = 1, .count = 65536,
 			    .common = 200, .spread = 2, .check = "exact",
-			    .late_rank = -1 };
+			    .late_rank = -1, .ahead_rank = -1 };
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'n': o->calls = atoi(optarg); break;
@@ -207,13 +215,17 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'L': o->late_rank = atoi(optarg); break;
 		case 'M': o->late_ms = atoi(optarg); break;
 		case 'F': o->late_from = atoi(optarg); break;
+		case 'A': o->ahead_rank = atoi(optarg); break;
+		case 'B': o->ahead_ms = atoi(optarg); break;
+		case 'C': o->ahead_at = atoi(optarg); break;
 		default: return -1;
 		}
 	}
 	if (o->calls < 1 || o->inflight < 1 || o->inflight > 64 || !o->count ||
 	    o->common < 0 || o->spread < 0 || o->late_ms < 0 ||
 	    o->late_from < 0 ||
-	    (o->late_ms && o->late_rank < 0))
+	    (o->late_ms && o->late_rank < 0) || o->ahead_ms < 0 ||
+	    o->ahead_at < 0 || (o->ahead_ms && o->ahead_rank < 0))
 		return -1;
 	return 0;
 }
@@ -238,6 +250,13 @@ static int batch(optireduce_comm *c, const struct opts *o, float **bufs,
 
 			nanosleep(&ts, NULL);
 		}
+		if (o->ahead_ms && rank != o->ahead_rank &&
+		    first + b == o->ahead_at) {
+			struct timespec ts = { o->ahead_ms / 1000,
+					       o->ahead_ms % 1000 * 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
 		t_start[b] = now_ns();
 		rc = k == 1 ? optireduce_allreduce(c, bufs[b], o->count,
 						   OPTIREDUCE_FLOAT32,
@@ -259,6 +278,7 @@ static int batch(optireduce_comm *c, const struct opts *o, float **bufs,
 				(unsigned long long)res.compensated);
 		}
 		t->inexact += oc.inexact;
+		t->whole_lost += res.expected && res.lost == res.expected;
 		if (oc.max_err > t->max_err)
 			t->max_err = oc.max_err;
 		if (o->per_call)
@@ -331,6 +351,7 @@ int main(int argc, char **argv)
 	       "lost=%llu expected=%llu compensated=%llu kernel_bytes_lost=%lld "
 	       "kernel_tx_bytes=%lld kernel_rx_bytes=%lld late_bytes=%llu "
 	       "steady_allocs=%ld ready_wait_ms=%.1f ready_missed=%llu "
+	       "catch_up_calls=%llu whole_lost=%llu "
 	       "deadline_ms=%.3f margin_pct=%llu "
 	       "sends_in_place=%llu sends_async=%llu "
 	       "inexact=%llu failed_calls=%llu max_err=%g error=%d ",
@@ -344,6 +365,7 @@ int main(int argc, char **argv)
 	       kdelta(&k0, &k1, "bytes_lost"), kdelta(&k0, &k1, "tx_bytes"),
 	       kdelta(&k0, &k1, "rx_bytes"), late, steady,
 	       st.ready_wait_ns / 1e6, (unsigned long long)st.ready_missed,
+	       (unsigned long long)st.catch_up_calls, t.whole_lost,
 	       st.deadline_ns / 1e6, (unsigned long long)st.margin_pct,
 	       (unsigned long long)sends_in_place,
 	       (unsigned long long)sends_async, t.inexact,
