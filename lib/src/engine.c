@@ -647,6 +647,12 @@ static void p2_group(struct or_active *a, unsigned int g, int *lo, int *hi)
  * or cut off, and its peers finish their call after it started: waiting
  * pulls ranks back into step, where sending at once would keep the ones
  * ahead ahead (each of their calls cut short by its deadline).
+ *
+ * The first call after the warm-up is gated whatever its size: each rank
+ * starts it once the warm-up's loss reports are in (reports_needed()),
+ * and under load those come in milliseconds apart, more than a small
+ * call's bound. Every rank knows which call that is, so it stays a
+ * decision all ranks take alike.
  */
 static int gated(optireduce_comm *c, struct or_call *call)
 {
@@ -655,7 +661,8 @@ static int gated(optireduce_comm *c, struct or_call *call)
 		      or_shard_len(call->count, c->size, 0) * sizeof(float);
 
 	return !a->reliable && c->size > 1 &&
-	       in > (uint64_t)c->cfg.ready_kb * 1024;
+	       (in > (uint64_t)c->cfg.ready_kb * 1024 ||
+		call->seq == c->cfg.warmup_calls);
 }
 
 /*

@@ -12,7 +12,9 @@
  * agreed t_B is about SKEW_MS) and the lossy calls after them fast, so
  * t_C falls far below t_B and the two rules give different deadlines.
  * Every receive's deadline is recorded as posted; within one call and
- * rank, the deadlines of two rounds differ by what the rule says.
+ * rank, the deadlines of two rounds differ by what the rule says. The
+ * first lossy call is left out: it is gated, so its receives are posted
+ * a minute away and moved to the rule's deadlines later.
  */
 #include <pthread.h>
 #include <string.h>
@@ -90,7 +92,9 @@ static void run(int n, unsigned int incast)
 		t_world_allreduce_late(&w, b, COUNT, OPTIREDUCE_FLOAT32,
 				       OPTIREDUCE_SUM, res,
 				       call < WARMUP ? SKEW_MS : 0);
-		if (call < WARMUP)
+		/* The first lossy call is gated (engine.c, gated()): its
+		 * receives are posted a minute away, then retimed. */
+		if (call <= WARMUP)
 			continue;
 		for (int r = 0; r < n; r++) {
 			unsigned int rounds = s.r1 + s.r2, last = rounds;
