@@ -63,8 +63,8 @@ struct Opts {
 	std::string contender;
 	int rank = -1, size = 0;
 	std::vector<size_t> sizes;		// bytes
-	std::vector<int> iters, or_warmup;	// per size (one value: all)
-	int warmup = 2;				// discarded per size
+	// per size (one value: all); warmup: discarded calls
+	std::vector<int> iters, warmup, or_warmup;
 	std::vector<std::string> ips;		// one per rank
 	int port_base = 0;			// optireduce / tar-tcp
 	std::string store, prefix = "bench";	// gloo
@@ -86,7 +86,7 @@ void usage()
 {
 	fprintf(stderr,
 "usage: allreduce_bench --contender NAME --rank R --size N --sizes B[,B...]\n"
-"         --ips IP0,IP1,... [--iters N[,N...]] [--warmup N] [--timeout-ms MS]\n"
+"         --ips IP0,IP1,... [--iters N[,N...]] [--warmup N[,N...]] [--timeout-ms MS]\n"
 "         optireduce, tar-tcp: --port-base P [--or-warmup N[,N...]]\n"
 "                              [--hadamard off|on|auto] [--loss-threshold F]\n"
 "                              [--ready-kb KB]\n"
@@ -187,7 +187,7 @@ void parse(int argc, char **argv, Opts &o)
 			}
 			break;
 		case 'i': o.iters = parse_list(optarg, 1); break;
-		case 'w': if (!parse_int(optarg, 0, 1000000, &o.warmup)) usage(); break;
+		case 'w': o.warmup = parse_list(optarg, 0); break;
 		case 'a': o.ips = split(optarg); break;
 		case 'p': if (!parse_int(optarg, 1024, 60000, &o.port_base)) usage(); break;
 		case 'S': o.store = optarg; break;
@@ -219,9 +219,11 @@ void parse(int argc, char **argv, Opts &o)
 	}
 	if (o.iters.empty())
 		o.iters.push_back(10);
+	if (o.warmup.empty())
+		o.warmup.push_back(2);
 	if (o.or_warmup.empty())
 		o.or_warmup.push_back(10);
-	for (auto *v : { &o.iters, &o.or_warmup }) {
+	for (auto *v : { &o.iters, &o.warmup, &o.or_warmup }) {
 		if (v->size() == 1)
 			v->resize(o.sizes.size(), (*v)[0]);
 		if (v->size() != o.sizes.size())
@@ -333,7 +335,7 @@ int run_optireduce(const Opts &o)
 			return 1;
 		}
 		int64_t setup = now_ns() - t0;
-		int total = (int)cfg.warmup_calls + o.warmup + o.iters[si];
+		int total = (int)cfg.warmup_calls + o.warmup[si] + o.iters[si];
 		for (int it = 0; it < total; it++) {
 			d.refill();
 			int64_t start = now_ns();
@@ -349,7 +351,7 @@ int run_optireduce(const Opts &o)
 				break;
 			}
 			bool reliable = res.flags & OPTIREDUCE_RES_RELIABLE;
-			int m = it - (int)cfg.warmup_calls - o.warmup;
+			int m = it - (int)cfg.warmup_calls - o.warmup[si];
 			/* The first measured iteration is checked, if reliable. */
 			if (m == 0 && reliable && !res.lost)
 				bad = d.bad(o.rank, o.size);
@@ -484,12 +486,12 @@ int run_gloo(const Opts &o)
 					  (int)count);
 		int64_t setup = now_ns() - t0 + connect;
 		connect = 0;
-		for (int it = 0; it < o.warmup + o.iters[si]; it++) {
+		for (int it = 0; it < o.warmup[si] + o.iters[si]; it++) {
 			d.refill();
 			int64_t start = now_ns();
 			alg->run();
 			int64_t dur = now_ns() - start;
-			int m = it - o.warmup;
+			int m = it - o.warmup[si];
 			if (m == 0)
 				bad = d.bad(o.rank, o.size);
 			if (m >= 0)
