@@ -32,6 +32,9 @@
 #                 waits for their first message instead of losing again;
 #                 the first call after the warm-up is gated at any size,
 #                 so there the same lead loses nothing.
+#   path down     every transport datagram dropped: catch-up calls wait a
+#                 second for a first message, then the safeguard moves the
+#                 calls to TCP.
 #   no module     after rmmod: one notice line, the TCP path, exact sums.
 #
 # Why the error bounds hold. Rank r's data is x_r = c + d_r, |d_r| <= D
@@ -437,6 +440,34 @@ TX_SEGS=1 case_loss "n=2 loss 5% hadamard=off tx_segs=1" 2 5% OPTIREDUCE_HADAMAR
 TX_SEGS=1 case_loss "n=4 loss 1% hadamard=off tx_segs=1" 4 1% OPTIREDUCE_HADAMARD=off -- --calls 10 --check bounded
 case_loss "n=4 loss 5% hadamard=on" 4 5% OPTIREDUCE_HADAMARD=on -- --calls 10 --check bounded
 case_loss "n=8 loss 5% hadamard=on" 8 5% OPTIREDUCE_HADAMARD=on -- --calls 10 --check bounded --inflight 2
+
+# --- the lossy path down: catch-up calls wait a second, not a minute -----
+# Every datagram of the transport is dropped, TCP passes. Each lossy call
+# loses every entry, so the next is a catch-up call, which waits for a
+# first message that never comes: a second at most (OR_CATCH_UP_WAIT_NS),
+# not a gated call's minute. Then the safeguard's loss reports move the
+# calls to TCP.
+if runnable "lossy path down" 4; then
+	name="n=4 lossy path down"
+	ran=0
+	if set_loss 100% 4 &&
+	   run_case "$name" 4 OPTIREDUCE_HADAMARD=off -- --calls 14 \
+		    --count 1024 --check none &&
+	   check_path "$name" 4 kernel; then
+		ran=1
+	fi
+	set_loss 0 4
+	if [ $ran = 1 ] &&
+	   awk "$KV"'$1 == "call" && $3 > max { max = $3 }
+		/^rank=0/ { kv(); printf "# rank 0: %d catch-up calls, %d of %d calls reliable, longest %.2f s\n",
+				   v["catch_up_calls"], v["reliable"], v["calls"], max / 1e9
+			    exit !(v["catch_up_calls"] >= 1 && v["reliable"] > 2 && max < 5e9) }' "$OUT/$name.0"; then
+		ktap_ok "$name: catch-up calls end within seconds, then TCP"
+	else
+		ktap_fail "$name: catch-up calls end within seconds, then TCP"
+		explain "$name"
+	fi
+fi
 
 # --- a late rank: ready signals keep its data out of the backlog ----------
 # 512 KiB calls on 2 ranks: 256 KiB of phase 1 per rank, four times the

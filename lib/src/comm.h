@@ -45,6 +45,12 @@
  * end anyway: the kernel's longest deadline. A peer that never starts is
  * dead, and its connection's failure ends the call first. */
 #define OR_READY_WAIT_NS	(60 * 1000000000LL)
+/* How long a catch-up call (engine.c, catch_up()) waits for a peer's
+ * first message on top of its bound. Short: where the lossy path itself
+ * is down (UDP blocked, a link dropping everything), every call is a
+ * catch-up call until the safeguard, OR_REPORT_LAG calls behind, falls
+ * back to TCP. */
+#define OR_CATCH_UP_WAIT_NS	(1000000000LL)
 #define OR_MAX_MISSING		256	/* missing ranges per received message */
 #define OR_SLOT_BITS		12	/* handle = generation << 12 | slot */
 

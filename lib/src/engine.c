@@ -478,8 +478,9 @@ static int64_t recv_deadline(struct or_active *a, unsigned int round)
 {
 	if (a->reliable)
 		return 0;
-	if (!a->base)
-		return a->t0 + OR_READY_WAIT_NS;	/* see start_clock() */
+	if (!a->base)	/* see start_clock() */
+		return a->t0 + (a->catch_up ? OR_CATCH_UP_WAIT_NS + a->bound :
+					      OR_READY_WAIT_NS);
 	return a->base +
 	       OR_MAX((round + 1) * a->budget,
 		      a->bound - (a->s.r1 + a->s.r2 - 1 - round) * a->early);
@@ -677,8 +678,10 @@ static int gated(optireduce_comm *c, struct or_call *call)
  * call of an ungated size therefore counts its deadlines from the first
  * message a peer delivers (start_clock()) instead of from its start: it
  * waits for its peers to catch up, as a gated call would, but needs no
- * signal from them. A call that loses everything for another reason (the
- * network) costs one call that waits for its first message.
+ * signal from them. It waits a second at most (OR_CATCH_UP_WAIT_NS):
+ * without a message by then, its receives end a bound later. A call that
+ * loses everything for another reason (the network) costs a call that
+ * waits that long.
  */
 static int catch_up(optireduce_comm *c)
 {
