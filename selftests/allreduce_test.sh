@@ -536,8 +536,8 @@ fi
 # call, and the calls after it, ahead of all its peers by far more than
 # its bound (a few ms for 4 KiB). Each such call loses every entry, and
 # its peers, in step among themselves, take their usual time, so the lead
-# shrinks slowly: without catch-up calls rank 3 lost a dozen calls whole
-# while its margin grew. After the first, the next call counts its
+# shrinks slowly: without catch-up calls rank 3 lost nine of twenty calls
+# whole while its margin grew. After the first, the next call counts its
 # deadlines from the first message a peer delivers: at most two lost.
 if runnable "one rank ahead" 4; then
 	name="n=4 one rank ahead"

@@ -79,6 +79,14 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
+
+	if (ms)
+		nanosleep(&ts, NULL);
+}
+
 static uint64_t mix(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ull;
@@ -243,20 +251,10 @@ static int batch(optireduce_comm *c, const struct opts *o, float **bufs,
 	for (int b = 0; b < k; b++) {
 		for (size_t i = 0; i < o->count; i++)
 			bufs[b][i] = value(o, first + b, rank, i);
-		if (rank == o->late_rank && o->late_ms &&
-		    first + b >= o->late_from) {
-			struct timespec ts = { o->late_ms / 1000,
-					       o->late_ms % 1000 * 1000000L };
-
-			nanosleep(&ts, NULL);
-		}
-		if (o->ahead_ms && rank != o->ahead_rank &&
-		    first + b == o->ahead_at) {
-			struct timespec ts = { o->ahead_ms / 1000,
-					       o->ahead_ms % 1000 * 1000000L };
-
-			nanosleep(&ts, NULL);
-		}
+		if (rank == o->late_rank && first + b >= o->late_from)
+			sleep_ms(o->late_ms);
+		if (rank != o->ahead_rank && first + b == o->ahead_at)
+			sleep_ms(o->ahead_ms);
 		t_start[b] = now_ns();
 		rc = k == 1 ? optireduce_allreduce(c, bufs[b], o->count,
 						   OPTIREDUCE_FLOAT32,
