@@ -391,6 +391,35 @@ name="n=4 multicast, 32 KiB shards"
 case_no_loss "$name" 4 OPTIREDUCE_MCAST_GROUP=$GROUP -- --calls 10 --count 32768
 [ "$SKIPPED" = 1 ] || check_sends "$name" 4 in_place only
 
+# --- direct calls: one round, every rank's buffer to all ------------------
+# 4096 entries (16 KiB, the default direct_kb): each rank receives its
+# peers' whole buffers, (n-1) x 4096 entries a call where the Transpose
+# AllReduce has it receive (n-1) shards twice, 2 (n-1)/n x 4096; with
+# OPTIREDUCE_DIRECT_KB=0 the same call is the Transpose AllReduce.
+# check_expected NAME N PER_CALL: every lossy call of every rank expected
+# PER_CALL entries.
+check_expected() {
+	if awk -v n="$2" -v want="$3" '
+		$1 == "call" && $6 == "lossy" { k++; if ($5 != want) bad++ }
+		END { printf "# %d lossy calls, %d not expecting %d entries\n", k, bad, want
+		      exit bad || k < 4 * n }' "$OUT/$1".[0-9]; then
+		ktap_ok "$1: $3 entries expected a call"
+	else
+		ktap_fail "$1: $3 entries expected a call"
+	fi
+}
+name="n=4 direct hadamard=off"
+case_no_loss "$name" 4 OPTIREDUCE_HADAMARD=off -- --calls 10 --count 4096
+[ "$SKIPPED" = 1 ] || check_expected "$name" 4 12288
+name="n=4 direct hadamard=on, multicast"
+case_no_loss "$name" 4 OPTIREDUCE_HADAMARD=on OPTIREDUCE_MCAST_GROUP=$GROUP \
+	-- --calls 10 --count 4096 --inflight 2
+[ "$SKIPPED" = 1 ] || check_expected "$name" 4 12288
+name="n=4 direct_kb=0: Transpose AllReduce"
+case_no_loss "$name" 4 OPTIREDUCE_HADAMARD=off OPTIREDUCE_DIRECT_KB=0 \
+	-- --calls 10 --count 4096
+[ "$SKIPPED" = 1 ] || check_expected "$name" 4 6144
+
 # --- the slack reaches the early timeout ----------------------------------
 # A message that stops mid-way ends its round after a typical round of
 # quiet (design.md, "Early timeout"), and this guest can deschedule a
@@ -440,6 +469,13 @@ TX_SEGS=1 case_loss "n=2 loss 5% hadamard=off tx_segs=1" 2 5% OPTIREDUCE_HADAMAR
 TX_SEGS=1 case_loss "n=4 loss 1% hadamard=off tx_segs=1" 4 1% OPTIREDUCE_HADAMARD=off -- --calls 10 --check bounded
 case_loss "n=4 loss 5% hadamard=on" 4 5% OPTIREDUCE_HADAMARD=on -- --calls 10 --check bounded
 case_loss "n=8 loss 5% hadamard=on" 8 5% OPTIREDUCE_HADAMARD=on -- --calls 10 --check bounded --inflight 2
+
+# Direct calls under loss: a rank rescales what it missed of each peer's
+# buffer, so the same bounds hold; every loss is its own (replicas apart).
+TX_SEGS=1 case_loss "n=4 direct loss 5% hadamard=off tx_segs=1" 4 5% \
+	OPTIREDUCE_HADAMARD=off -- --calls 10 --count 4096 --check bounded
+case_loss "n=4 direct loss 5% hadamard=on" 4 5% OPTIREDUCE_HADAMARD=on \
+	-- --calls 10 --count 4096 --check bounded
 
 # --- the lossy path down: catch-up calls wait a second, not a minute -----
 # Every datagram of the transport is dropped, TCP passes. Each lossy call

@@ -132,7 +132,18 @@ struct optireduce_config {
 	 * ranks.
 	 */
 	unsigned int ready_kb;
-	unsigned int reserved[5];	/* must be zero */
+	/*
+	 * Lossy calls of at most direct_kb KiB skip the Transpose
+	 * AllReduce: every rank sends its whole buffer to all the others
+	 * and reduces what it receives, one round instead of two. Small
+	 * calls wait on one-way delays, not bytes, so this halves what a
+	 * latency tail costs them; the price is (n-1) times the bytes, and
+	 * that a loss leaves replicas slightly apart (as a phase-2 loss
+	 * does). 0: never; nor under an incast limit. At most 1024. Same on
+	 * all ranks.
+	 */
+	unsigned int direct_kb;
+	unsigned int reserved[4];	/* must be zero */
 };
 
 /* optireduce_result.flags */

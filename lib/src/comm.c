@@ -88,6 +88,9 @@ OR_EXPORT void optireduce_config_init(struct optireduce_config *cfg)
 	/* Calls long against a one-way delay wait for their peers to start
 	 * (Documentation/design.md, "The library on the kernel path"). */
 	cfg->ready_kb = 256;
+	/* One round for calls that wait on delays, not bytes
+	 * (Documentation/design.md, "Direct calls"). */
+	cfg->direct_kb = 16;
 	cfg->seed = 0x5eed0f0971ed0ceull;
 }
 
@@ -112,6 +115,7 @@ int or_config_check(const struct optireduce_config *cfg)
 	    !valid_block(cfg->hadamard_block) ||
 	    cfg->max_inflight < 1 || cfg->max_inflight > OPTIREDUCE_MAX_INFLIGHT ||
 	    cfg->loss_threshold_ppm > 1000000 ||
+	    cfg->direct_kb > OR_DIRECT_MAX_KB ||
 	    (cfg->flags & ~OPTIREDUCE_CFG_QUIET) ||
 	    (cfg->mcast_group && !IN_MULTICAST(ntohl(cfg->mcast_group))))
 		return -EINVAL;
@@ -125,6 +129,7 @@ uint64_t or_config_hash(const struct optireduce_config *cfg)
 		cfg->size, cfg->hadamard, cfg->hadamard_block, cfg->incast,
 		cfg->warmup_calls, cfg->loss_threshold_ppm, cfg->fallback_calls,
 		cfg->seed, OR_REPORT_LAG, cfg->mcast_group, cfg->ready_kb,
+		cfg->direct_kb,
 	};
 	uint64_t h = 0x6f707469726564ull;
 

@@ -45,6 +45,9 @@
  * end anyway: the kernel's longest deadline. A peer that never starts is
  * dead, and its connection's failure ends the call first. */
 #define OR_READY_WAIT_NS	(60 * 1000000000LL)
+/* Largest cfg.direct_kb: past this a direct call's (n-1)-fold bytes cost
+ * more than the round it saves. */
+#define OR_DIRECT_MAX_KB	1024
 /* How long a catch-up call (engine.c, catch_up()) waits for a peer's
  * first message on top of its bound. Short: where the lossy path itself
  * is down (UDP blocked, a link dropping everything), every call is a
@@ -119,6 +122,9 @@ struct or_active {
 	struct or_transport *t;
 	struct or_sched s;
 	int reliable;
+	/* A direct call (cfg.direct_kb): one round, the whole buffer to
+	 * every peer; len is then the whole buffer and s has r1 1, r2 0. */
+	int direct;
 	int hadamard;
 	uint64_t seed;
 	size_t len;			/* my shard */

@@ -17,6 +17,10 @@
  *   finish    fill phase-2 holes (from this rank's own shards in work),
  *             gather the result in p2, Hadamard inverse, round and divide into
  *             the caller's buffer, record, send the loss report.
+ *
+ * A direct call (a lossy call of at most cfg.direct_kb) is one round: its
+ * "shard" is the whole buffer, sent to all peers at once; reduce sums the
+ * whole buffer, and finish has no phase 2 to gather.
  */
 #include <endian.h>
 #include <errno.h>
@@ -454,14 +458,16 @@ static void report_flush(optireduce_comm *c)
 /* ------------------------------------------------------------------ */
 /* The active call.                                                    */
 
+/* A direct call has one "shard" for everybody: the whole buffer. */
 static size_t shard_len(struct or_active *a, int j)
 {
-	return or_shard_len(a->c->count, a->s.n, j);
+	return a->direct ? a->c->count : or_shard_len(a->c->count, a->s.n, j);
 }
 
 static float *shard_ptr(struct or_active *a, int j)
 {
-	return a->c->work + or_shard_off(a->c->count, a->s.n, j);
+	return a->c->work +
+	       (a->direct ? 0 : or_shard_off(a->c->count, a->s.n, j));
 }
 
 /*
@@ -536,8 +542,9 @@ static void finish(optireduce_comm *c)
 
 	/* Phase 2 brought the others' shards into p2; a hole there gets
 	 * this rank's own contribution to that shard, still in work (it was
-	 * the phase-1 send). The own reduced shard joins them. */
-	if (n > 1) {
+	 * the phase-1 send). The own reduced shard joins them. A direct
+	 * call reduced the whole buffer in work. */
+	if (n > 1 && !a->direct) {
 		for (int j = 0; j < n; j++)
 			if (j != c->rank && a->p2_nmiss[j])
 				or_comp_fill(p2_ptr(a, j), shard_ptr(a, j),
@@ -566,7 +573,8 @@ static void finish(optireduce_comm *c)
 	res->compensated = a->p1st.compensated + a->p2st.compensated;
 	res->lost_fraction = res->expected ? (double)res->lost / res->expected : 0;
 	res->queued_ns = a->t0 - call->t_start;
-	if (a->p2st.lost)
+	/* Each rank reduced its own direct call: a loss makes it differ. */
+	if (a->p2st.lost || (a->direct && a->p1st.lost))
 		res->flags |= OPTIREDUCE_RES_ESTIMATED;
 	if (!a->reliable) {
 		res->deadline_ns = a->bound;
@@ -658,8 +666,9 @@ static void p2_group(struct or_active *a, unsigned int g, int *lo, int *hi)
 static int gated(optireduce_comm *c, struct or_call *call)
 {
 	struct or_active *a = &c->act;
-	uint64_t in = (uint64_t)(c->size - 1) *
-		      or_shard_len(call->count, c->size, 0) * sizeof(float);
+	uint64_t in = (uint64_t)(c->size - 1) * sizeof(float) *
+		      (a->direct ? call->count :
+				   or_shard_len(call->count, c->size, 0));
 
 	return !a->reliable && c->size > 1 &&
 	       (in > (uint64_t)c->cfg.ready_kb * 1024 ||
@@ -741,16 +750,34 @@ static void start_clock(optireduce_comm *c)
 	/* A phase's kernel round ends at its last TAR round's deadline. */
 	rc = a->t->ops->retime(a->t, or_tag(a->c->seq, OR_PHASE_SCATTER),
 			       recv_deadline(a, a->s.r1 - 1));
-	if (!rc)
+	if (!rc && a->s.r2)
 		rc = a->t->ops->retime(a->t, or_tag(a->c->seq, OR_PHASE_GATHER),
 				       recv_deadline(a, last));
 	if (rc)
 		break_comm(c, rc);
 }
 
+/* The peers this rank sends to (recv 0) or receives from in phase-1
+ * round k: a direct call has one round, with everybody. */
+static unsigned int p1_peers(optireduce_comm *c, unsigned int k, int recv,
+			     unsigned int *out)
+{
+	struct or_active *a = &c->act;
+	unsigned int np = 0;
+
+	if (!a->direct)
+		return or_sched_p1_peers(&a->s, c->rank, k, recv, out);
+	for (int j = 0; j < c->size; j++)
+		if (j != c->rank)
+			out[np++] = j;
+	return np;
+}
+
 /*
  * Phase-1 sends of round k that may go now (see gated()); a->waiting counts
- * those still held. Called again while any are.
+ * those still held. Called again while any are. A direct call sends its
+ * whole buffer to all peers at once (one multicast on the kernel path),
+ * so it goes when the last of them is ready.
  */
 static int issue_p1(optireduce_comm *c, unsigned int k)
 {
@@ -761,7 +788,7 @@ static int issue_p1(optireduce_comm *c, unsigned int k)
 	unsigned int held = 0;
 	int rc;
 
-	np = or_sched_p1_peers(&a->s, c->rank, k, 0, peers);
+	np = p1_peers(c, k, 0, peers);
 	for (unsigned int i = 0; i < np; i++) {
 		int j = peers[i];
 		struct or_send tx = {
@@ -780,10 +807,27 @@ static int issue_p1(optireduce_comm *c, unsigned int k)
 		}
 		if (!a->ready[j])
 			c->stats_ready_missed++;
+		if (a->direct)
+			continue;	/* one send to all, below */
 		rc = a->t->ops->send(a->t, &tx);
 		if (rc)
 			return rc;
 		a->p1_issued[j] = 1;
+	}
+	if (a->direct && !held && np && !a->p1_issued[peers[0]]) {
+		struct or_send tx = {
+			.dst = OR_DST_ALL,
+			.tag = or_tag(a->c->seq, OR_PHASE_SCATTER),
+			.buf = a->c->work,
+			.len = a->c->count * sizeof(float),
+			.user_data = ud(UD_P1_SEND, c->rank, a->c->seq),
+		};
+
+		rc = a->t->ops->send(a->t, &tx);
+		if (rc)
+			return rc;
+		for (unsigned int i = 0; i < np; i++)
+			a->p1_issued[peers[i]] = 1;
 	}
 	if (a->waiting && !held)
 		c->stats_ready_wait += now - a->wait_since;
@@ -828,11 +872,11 @@ static int round_complete(optireduce_comm *c, unsigned int k)
 	int lo, hi;
 
 	if (k < a->s.r1) {
-		np = or_sched_p1_peers(&a->s, c->rank, k, 1, peers);
+		np = p1_peers(c, k, 1, peers);
 		for (unsigned int i = 0; i < np; i++)
 			if (!a->p1_recv[peers[i]])
 				return 0;
-		np = or_sched_p1_peers(&a->s, c->rank, k, 0, peers);
+		np = p1_peers(c, k, 0, peers);
 		for (unsigned int i = 0; i < np; i++)
 			if (!a->p1_send[peers[i]])
 				return 0;
@@ -874,7 +918,7 @@ static int advance(optireduce_comm *c)
 		a->round++;
 		a->round_started = 0;
 		moved = 1;
-		if (a->round == a->s.r1 && a->s.r2)
+		if (a->round == a->s.r1)
 			reduce(c);
 		if (a->round == a->s.r1 + a->s.r2) {
 			finish(c);
@@ -927,12 +971,21 @@ static int activate(optireduce_comm *c)
 		 !a->reliable && c->hadamard_auto));
 	a->seed = or_mix64(c->cfg.seed ^ or_mix64(seq + 1));
 	or_sched_init(&a->s, n, call->incast);
-	a->len = or_shard_len(call->count, n, me);
-	a->off = or_shard_off(call->count, n, me);
+	bytes = call->count * sizeof(float);
+	/* Decided from the size and configuration alone, so alike on every
+	 * rank; not under an incast limit, which it would break. */
+	a->direct = !a->reliable && n > 1 &&
+		    a->s.incast >= (unsigned int)n - 1 &&
+		    bytes <= (size_t)c->cfg.direct_kb * 1024;
+	if (a->direct) {
+		a->s.r1 = 1;
+		a->s.r2 = 0;
+	}
+	a->len = a->direct ? call->count : or_shard_len(call->count, n, me);
+	a->off = a->direct ? 0 : or_shard_off(call->count, n, me);
 	a->round = 0;
 	a->round_started = 0;
 	a->call_deadline = timeout_ms ? a->t0 + (int64_t)timeout_ms * 1000000 : 0;
-	bytes = call->count * sizeof(float);
 	a->bound = a->budget = a->early = 0;
 	if (!a->reliable && n > 1) {
 		unsigned int rounds = a->s.r1 + a->s.r2;
@@ -973,18 +1026,19 @@ static int activate(optireduce_comm *c)
 
 	memset(a->p1_nmiss, 0, n * sizeof(uint32_t));
 	memset(a->p2_nmiss, 0, n * sizeof(uint32_t));
-	a->p2_send = !a->len;		/* an empty shard is never sent */
+	/* An empty shard is never sent; a direct call has no phase 2. */
+	a->p2_send = !a->len || a->direct;
 	a->gated = gated(c, call);
 	a->catch_up = catch_up(c);
 	a->base = a->gated || a->catch_up ? 0 : a->t0;
 	a->waiting = 0;
 	for (int j = 0; j < n; j++) {
-		int empty = j == me || !or_shard_len(call->count, n, j);
+		int empty = j == me || !shard_len(a, j);
 
 		a->p1_recv[j] = j == me || !a->len;
 		a->p1_send[j] = empty;
 		a->p1_issued[j] = empty;
-		a->p2_recv[j] = empty;
+		a->p2_recv[j] = empty || a->direct;
 		a->ready[j] = j == me || !a->gated;
 	}
 	rc = report_start(c, seq, !a->reliable && n > 1, bytes);
@@ -1007,7 +1061,8 @@ static int activate(optireduce_comm *c)
 
 		if (s == me)
 			continue;
-		rx.deadline_ns = recv_deadline(a, or_sched_p1_round(&a->s, s, me));
+		rx.deadline_ns = recv_deadline(a, a->direct ? 0 :
+					       or_sched_p1_round(&a->s, s, me));
 		rc = a->t->ops->post_recv(a->t, &rx);
 		if (rc)
 			goto fail;
@@ -1078,6 +1133,8 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 		break;
 	case UD_P1_SEND:
 		a->p1_send[peer] = 1;
+		if (a->direct)	/* the one send to all */
+			memset(a->p1_send, 1, c->size);
 		break;
 	case UD_P2_RECV:
 		a->p2_recv[peer] = 1;

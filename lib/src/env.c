@@ -125,6 +125,7 @@ static int env_options(struct optireduce_config *cfg)
 	rc |= env_uint("OPTIREDUCE_FALLBACK_CALLS", &cfg->fallback_calls);
 	rc |= env_uint("OPTIREDUCE_TIMEOUT_MS", &cfg->timeout_ms);
 	rc |= env_uint("OPTIREDUCE_READY_KB", &cfg->ready_kb);
+	rc |= env_uint("OPTIREDUCE_DIRECT_KB", &cfg->direct_kb);
 	rc |= env_u64("OPTIREDUCE_SEED", UINT64_MAX, &cfg->seed);
 	rc |= env_mcast(cfg);
 	v = getenv("OPTIREDUCE_LOSS_THRESHOLD");

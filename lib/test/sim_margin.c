@@ -57,6 +57,7 @@ int main(void)
 
 	t_config(&cfg);
 	cfg.warmup_calls = WARMUP;
+	cfg.direct_kb = 0;	/* the Transpose AllReduce, round by round */
 	cfg.loss_threshold_ppm = 1000000;	/* no safeguard */
 	cfg.hadamard = OPTIREDUCE_HADAMARD_OFF;
 	t_world_init(&w, N, &cfg, &loss);

@@ -78,6 +78,7 @@ static void run(int n, unsigned int incast)
 	memset(seen, 0, sizeof(seen));
 	t_config(&cfg);
 	cfg.warmup_calls = WARMUP;
+	cfg.direct_kb = 0;	/* the Transpose AllReduce, round by round */
 	cfg.incast = incast;
 	cfg.loss_threshold_ppm = 1000000;
 	cfg.hadamard = OPTIREDUCE_HADAMARD_OFF;

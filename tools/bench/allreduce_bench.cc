@@ -72,6 +72,7 @@ struct Opts {
 	unsigned int hadamard = OPTIREDUCE_HADAMARD_OFF;
 	unsigned int loss_threshold_ppm = 1000000;
 	int ready_kb = -1;			// -1: the library's default
+	int direct_kb = -1;			// -1: the library's default
 };
 
 int64_t now_ns()
@@ -89,7 +90,7 @@ void usage()
 "         --ips IP0,IP1,... [--iters N[,N...]] [--warmup N[,N...]] [--timeout-ms MS]\n"
 "         optireduce, tar-tcp: --port-base P [--or-warmup N[,N...]]\n"
 "                              [--hadamard off|on|auto] [--loss-threshold F]\n"
-"                              [--ready-kb KB]\n"
+"                              [--ready-kb KB] [--direct-kb KB]\n"
 "         gloo-*:              --store DIR [--prefix STR]\n"
 "  NAME: optireduce tar-tcp gloo-ring gloo-ring-chunked\n"
 "        gloo-halving-doubling gloo-bcube\n"
@@ -166,7 +167,8 @@ void parse(int argc, char **argv, Opts &o)
 		{ "store", 1, 0, 'S' }, { "prefix", 1, 0, 'P' },
 		{ "timeout-ms", 1, 0, 't' }, { "or-warmup", 1, 0, 'W' },
 		{ "hadamard", 1, 0, 'H' }, { "loss-threshold", 1, 0, 'L' },
-		{ "ready-kb", 1, 0, 'R' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "ready-kb", 1, 0, 'R' }, { "direct-kb", 1, 0, 'D' },
+		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	int ch;
 	double f;
@@ -212,6 +214,10 @@ void parse(int argc, char **argv, Opts &o)
 			break;
 		case 'R':
 			if (!parse_int(optarg, 0, 16777216, &o.ready_kb))
+				usage();
+			break;
+		case 'D':
+			if (!parse_int(optarg, 0, 1024, &o.direct_kb))
 				usage();
 			break;
 		default: usage();
@@ -325,6 +331,8 @@ int run_optireduce(const Opts &o)
 		cfg.timeout_ms = o.timeout_ms;
 		if (o.ready_kb >= 0)
 			cfg.ready_kb = (unsigned int)o.ready_kb;
+		if (o.direct_kb >= 0)
+			cfg.direct_kb = (unsigned int)o.direct_kb;
 		cfg.flags |= OPTIREDUCE_CFG_QUIET;
 		d.init(count, o.rank);
 		int64_t t0 = now_ns();

@@ -71,7 +71,8 @@ class Config(ctypes.Structure):
         ("mcast_group", ctypes.c_uint32),
         ("mcast_ifindex", ctypes.c_uint32),
         ("ready_kb", ctypes.c_uint),
-        ("reserved", ctypes.c_uint * 5),
+        ("direct_kb", ctypes.c_uint),
+        ("reserved", ctypes.c_uint * 4),
     ]
 
 
@@ -363,7 +364,7 @@ class Comm:
     'on'), hadamard_block, incast, max_inflight, warmup_calls,
     loss_threshold (fraction) or loss_threshold_ppm, fallback_calls,
     timeout_ms, seed, quiet (no notice on stderr), mcast_group ("239.1.2.3"),
-    mcast_ifindex, ready_kb.
+    mcast_ifindex, ready_kb, direct_kb.
     """
 
     def __init__(self, rank, size, peers, **options):
@@ -418,7 +419,8 @@ class Comm:
             cfg.seed = int(opts.pop("seed")) & 0xFFFFFFFFFFFFFFFF
         for name in ("hadamard_block", "incast", "max_inflight",
                      "warmup_calls", "loss_threshold_ppm", "fallback_calls",
-                     "timeout_ms", "mcast_ifindex", "ready_kb"):
+                     "timeout_ms", "mcast_ifindex", "ready_kb",
+                     "direct_kb"):
             if name in opts:
                 setattr(cfg, name, _u32(name, opts.pop(name)))
         if opts:
