@@ -392,10 +392,11 @@ case_no_loss "$name" 4 OPTIREDUCE_MCAST_GROUP=$GROUP -- --calls 10 --count 32768
 [ "$SKIPPED" = 1 ] || check_sends "$name" 4 in_place only
 
 # --- direct calls: one round, every rank's buffer to all ------------------
-# 4096 entries (16 KiB, the default direct_kb): each rank receives its
-# peers' whole buffers, (n-1) x 4096 entries a call where the Transpose
-# AllReduce has it receive (n-1) shards twice, 2 (n-1)/n x 4096; with
-# OPTIREDUCE_DIRECT_KB=0 the same call is the Transpose AllReduce.
+# 4096 entries (16 KiB; 48 KiB from three peers, within the default
+# direct_kb): each rank receives its peers' whole buffers, (n-1) x 4096
+# entries a call where the Transpose AllReduce has it receive (n-1) shards
+# twice, 2 (n-1)/n x 4096; with OPTIREDUCE_DIRECT_KB=0 the same call is
+# the Transpose AllReduce.
 # check_expected NAME N PER_CALL: every lossy call of every rank expected
 # PER_CALL entries.
 check_expected() {

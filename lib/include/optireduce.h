@@ -133,14 +133,15 @@ struct optireduce_config {
 	 */
 	unsigned int ready_kb;
 	/*
-	 * Lossy calls of at most direct_kb KiB skip the Transpose
+	 * Lossy calls in which each rank would receive at most direct_kb
+	 * KiB this way, (size - 1) times the buffer, skip the Transpose
 	 * AllReduce: every rank sends its whole buffer to all the others
 	 * and reduces what it receives, one round instead of two. Small
 	 * calls wait on one-way delays, not bytes, so this halves what a
-	 * latency tail costs them; the price is (n-1) times the bytes, and
-	 * that a loss leaves replicas slightly apart (as a phase-2 loss
-	 * does). 0: never; nor under an incast limit. At most 1024. Same on
-	 * all ranks.
+	 * latency tail costs them; the price is (size - 1) buffers
+	 * received instead of about two, and that a loss leaves replicas
+	 * slightly apart (as a phase-2 loss does). 0: never; nor under an
+	 * incast limit. At most 4096. Same on all ranks.
 	 */
 	unsigned int direct_kb;
 	unsigned int reserved[4];	/* must be zero */

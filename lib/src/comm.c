@@ -89,8 +89,9 @@ OR_EXPORT void optireduce_config_init(struct optireduce_config *cfg)
 	 * (Documentation/design.md, "The library on the kernel path"). */
 	cfg->ready_kb = 256;
 	/* One round for calls that wait on delays, not bytes
-	 * (Documentation/design.md, "Direct calls"). */
-	cfg->direct_kb = 16;
+	 * (Documentation/design.md, "Direct calls"): 16 KiB buffers with
+	 * four ranks. */
+	cfg->direct_kb = 48;
 	cfg->seed = 0x5eed0f0971ed0ceull;
 }
 

@@ -45,9 +45,9 @@
  * end anyway: the kernel's longest deadline. A peer that never starts is
  * dead, and its connection's failure ends the call first. */
 #define OR_READY_WAIT_NS	(60 * 1000000000LL)
-/* Largest cfg.direct_kb: past this a direct call's (n-1)-fold bytes cost
- * more than the round it saves. */
-#define OR_DIRECT_MAX_KB	1024
+/* Largest cfg.direct_kb: past this a direct call's bytes cost more than
+ * the round it saves. */
+#define OR_DIRECT_MAX_KB	4096
 /* How long a catch-up call (engine.c, catch_up()) waits for a peer's
  * first message on top of its bound. Short: where the lossy path itself
  * is down (UDP blocked, a link dropping everything), every call is a

@@ -18,7 +18,8 @@
  *             gather the result in p2, Hadamard inverse, round and divide into
  *             the caller's buffer, record, send the loss report.
  *
- * A direct call (a lossy call of at most cfg.direct_kb) is one round: its
+ * A direct call (a lossy call in which each rank receives at most
+ * cfg.direct_kb from its peers together) is one round: its
  * "shard" is the whole buffer, sent to all peers at once; reduce sums the
  * whole buffer, and finish has no phase 2 to gather.
  */
@@ -976,7 +977,8 @@ static int activate(optireduce_comm *c)
 	 * rank; not under an incast limit, which it would break. */
 	a->direct = !a->reliable && n > 1 &&
 		    a->s.incast >= (unsigned int)n - 1 &&
-		    bytes <= (size_t)c->cfg.direct_kb * 1024;
+		    (uint64_t)(n - 1) * bytes <=
+		    (uint64_t)c->cfg.direct_kb * 1024;
 	if (a->direct) {
 		a->s.r1 = 1;
 		a->s.r2 = 0;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Direct calls (cfg.direct_kb): a lossy call of at most direct_kb KiB is one
- * round in which every rank sends its whole buffer to all peers, as one
- * send, and reduces what arrives. Checked on the simulated fabric: the sums,
+ * Direct calls (cfg.direct_kb): a lossy call in which each rank receives at
+ * most direct_kb KiB from its peers together is one round in which every
+ * rank sends its whole buffer to all peers, as one send, and reduces what
+ * arrives. Checked on the simulated fabric: the sums,
  * the messages on the wire (phase-1 tags only, each rank's whole buffer to
  * every peer), expected and lost counts, compensation, the "estimated" flag
  * a loss sets, and the sizes and incast limit that still take the
@@ -87,12 +88,13 @@ int main(void)
 	struct optireduce_result res[N];
 
 	for (int h = 0; h <= 1; h++) {
-		/* 1000 floats (4000 bytes) with direct_kb 4: one round, each
-		 * rank's whole buffer once to each peer (10 packets of 400),
-		 * nothing with a phase-2 tag; no loss. */
+		/* 1000 floats (4000 bytes, 12000 from three peers) with
+		 * direct_kb 12: one round, each rank's whole buffer once to
+		 * each peer (10 packets of 400), nothing with a phase-2 tag;
+		 * no loss. */
 		struct wire w = { .drop_src = -1, .drop_dst = -1 };
 
-		run(1000, 4, h, 0, &w, res, 0);
+		run(1000, 12, h, 0, &w, res, 0);
 		T_ASSERT(!w.gather, "%u phase-2 packets in a direct call",
 			 w.gather);
 		for (int s = 0; s < N; s++)
@@ -121,7 +123,7 @@ int main(void)
 		 * the sum. */
 		struct wire w = { .drop_src = 1, .drop_dst = 2, .drop_pkt = 3 };
 
-		run(1000, 4, h, 1, &w, res, 0);
+		run(1000, 12, h, 1, &w, res, 0);
 		for (int r = 0; r < N; r++) {
 			uint64_t want = r == 2 ? 100 : 0;
 
@@ -138,7 +140,7 @@ int main(void)
 		/* All of 3 -> 0: rank 0 lost the 1000 entries of one peer. */
 		struct wire w = { .drop_src = 3, .drop_dst = 0, .drop_pkt = -1 };
 
-		run(1000, 4, 0, 1, &w, res, 0);
+		run(1000, 12, 0, 1, &w, res, 0);
 		T_ASSERT(res[0].lost == 1000 && res[0].compensated == 1000,
 			 "rank 0 lost %llu compensated %llu",
 			 (unsigned long long)res[0].lost,
@@ -148,11 +150,12 @@ int main(void)
 				 (unsigned long long)res[r].lost);
 	}
 	{
-		/* 1025 floats is past 4 KiB: the Transpose AllReduce, with
+		/* 1025 floats, 12300 bytes from three peers, is past 12 KiB:
+		 * the Transpose AllReduce, with
 		 * its phase 2 and shards (257 + 3 x 256 = 1025). */
 		struct wire w = { .drop_src = -1, .drop_dst = -1 };
 
-		run(1025, 4, 0, 0, &w, res, 0);
+		run(1025, 12, 0, 0, &w, res, 0);
 		T_ASSERT(w.gather, "no phase 2 past direct_kb");
 		T_ASSERT(w.msgs[1][0] == 1 && w.npkts[1][0] == 3,
 			 "1 -> 0 in phase 1: %u messages of %llu packets",
@@ -172,7 +175,7 @@ int main(void)
 		 * Transpose AllReduce, in rounds. */
 		struct wire w = { .drop_src = -1, .drop_dst = -1 };
 
-		run(1000, 4, 0, 0, &w, res, 2);
+		run(1000, 12, 0, 0, &w, res, 2);
 		T_ASSERT(w.gather && res[0].expected == 1500,
 			 "direct under an incast limit (expected %llu)",
 			 (unsigned long long)res[0].expected);

@@ -217,7 +217,7 @@ void parse(int argc, char **argv, Opts &o)
 				usage();
 			break;
 		case 'D':
-			if (!parse_int(optarg, 0, 1024, &o.direct_kb))
+			if (!parse_int(optarg, 0, 4096, &o.direct_kb))
 				usage();
 			break;
 		default: usage();

@@ -90,7 +90,7 @@ def single_rank():
                                      quiet=True, direct_kb=0)
     t.check(cfg.size == 1 and cfg.max_inflight == 128 and
             cfg.warmup_calls == 20 and cfg.loss_threshold_ppm == 50000 and
-            cfg.direct_kb == 16 and cfg2.direct_kb == 0 and
+            cfg.direct_kb == 48 and cfg2.direct_kb == 0 and
             cfg2.transport == optireduce.TRANSPORT_TCP and
             cfg2.loss_threshold_ppm == 20000 and cfg2.flags == 1,
             "config_init defaults and options")
@@ -113,8 +113,8 @@ def single_rank():
                                      hadamard_block=1000, quiet=True),
              errno.EINVAL, "hadamard_block not a power of two: EINVAL")
     t.raises(lambda: optireduce.Comm(0, 1, ["127.0.0.1:0"],
-                                     direct_kb=1025, quiet=True),
-             errno.EINVAL, "direct_kb above 1024: EINVAL")
+                                     direct_kb=4097, quiet=True),
+             errno.EINVAL, "direct_kb above 4096: EINVAL")
     try:
         optireduce.Comm(0, 2, ["127.0.0.1:1"])
         t.check(False, "peers shorter than size: ValueError", "no error")
