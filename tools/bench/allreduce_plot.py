@@ -97,9 +97,12 @@ def read_profiles(raw):
 
 
 def read_samples(raw, meta):
-    """(profile, contender, bytes) -> list of per-call dicts; also the
-    list of every sample, and the setup lines' bad counts."""
-    groups, rows = {}, []
+    """(profile, contender, bytes) -> list of per-call dicts, and the list
+    of every sample: only of sizes that every rank finished with a right
+    result (its "size" line says bad=0). A contender that failed part
+    way, or summed wrong, gives no figures for that size."""
+    groups, rows, done = {}, [], {}
+    ranks = int(meta.get("ranks", 0))
     for fn in sorted(os.listdir(raw)):
         if not fn.endswith(".out"):
             continue
@@ -112,6 +115,9 @@ def read_samples(raw, meta):
         with open(os.path.join(raw, fn)) as f:
             for line in f:
                 w = line.split()
+                if len(w) == 6 and w[0] == "size" and w[5] == "bad=0":
+                    done.setdefault((profile, contender, int(w[3])),
+                                    set()).add(int(w[2]))
                 if len(w) != 10 or w[0] != "iter":
                     continue
                 s = {
@@ -123,6 +129,13 @@ def read_samples(raw, meta):
                 }
                 rows.append(s)
                 groups.setdefault((profile, contender, s["bytes"]), []).append(s)
+    unfinished = [k for k in groups if len(done.get(k, ())) != ranks]
+    for k in sorted(unfinished):
+        print("== %s under %s, %d bytes: not every rank finished it right; "
+              "left out" % (k[1], k[0], k[2]))
+        del groups[k]
+    rows = [s for s in rows if (s["profile"], s["contender"], s["bytes"])
+            in groups]
     return groups, rows
 
 
@@ -394,8 +407,9 @@ def main(argv):
                                 "".join(", " + p for p in made)))
     status = 0
     # "failed P C attempt N" and, after a second attempt that went well,
-    # "recovered P C attempt 2": only a failure never recovered fails
-    # the run.
+    # "recovered P C attempt 2". A failure never recovered fails the run
+    # if it was one of ours; Gloo's own (allreduce-bench gives it two
+    # attempts) is reported, its rows are what its ranks finished.
     if os.path.exists(os.path.join(raw, "failures.txt")):
         failed, recovered = [], set()
         with open(os.path.join(raw, "failures.txt")) as f:
@@ -410,6 +424,11 @@ def main(argv):
                 print("== %s under %s failed once; its second attempt is "
                       "the one measured (raw/%s.%s.*.failed.err)"
                       % (c, p, p, c))
+            elif c.startswith("gloo-"):
+                print("== %s under %s failed inside Gloo (%d attempts); "
+                      "its rows are the sizes all its ranks finished "
+                      "(raw/%s.%s.*.err)" % (c, p, failed.count((p, c)),
+                                             p, c))
             else:
                 print("== run failed: %s under %s" % (c, p))
                 status = 1
