@@ -397,13 +397,16 @@ case_no_loss "$name" 4 OPTIREDUCE_MCAST_GROUP=$GROUP -- --calls 10 --count 32768
 # entries a call where the Transpose AllReduce has it receive (n-1) shards
 # twice, 2 (n-1)/n x 4096; with OPTIREDUCE_DIRECT_KB=0 the same call is
 # the Transpose AllReduce.
-# check_expected NAME N PER_CALL: every lossy call of every rank expected
-# PER_CALL entries.
+# check_expected NAME N PER_CALL DIRECT: every lossy call of every rank
+# expected PER_CALL entries, and the rank's stats count them all as direct
+# calls (DIRECT 1) or none (0).
 check_expected() {
-	if awk -v n="$2" -v want="$3" '
+	if awk -v n="$2" -v want="$3" -v direct="$4" "$KV"'
 		$1 == "call" && $6 == "lossy" { k++; if ($5 != want) bad++ }
-		END { printf "# %d lossy calls, %d not expecting %d entries\n", k, bad, want
-		      exit bad || k < 4 * n }' "$OUT/$1".[0-9]; then
+		/^rank=/ { kv(); r++
+			   if (v["direct"] != (direct ? v["lossy"] : 0)) bad++ }
+		END { printf "# %d lossy calls, %d not expecting %d entries or not counted right\n", k, bad, want
+		      exit bad || k < 4 * n || r != n }' "$OUT/$1".[0-9]; then
 		ktap_ok "$1: $3 entries expected a call"
 	else
 		ktap_fail "$1: $3 entries expected a call"
@@ -411,15 +414,15 @@ check_expected() {
 }
 name="n=4 direct hadamard=off"
 case_no_loss "$name" 4 OPTIREDUCE_HADAMARD=off -- --calls 10 --count 4096
-[ "$SKIPPED" = 1 ] || check_expected "$name" 4 12288
+[ "$SKIPPED" = 1 ] || check_expected "$name" 4 12288 1
 name="n=4 direct hadamard=on, multicast"
 case_no_loss "$name" 4 OPTIREDUCE_HADAMARD=on OPTIREDUCE_MCAST_GROUP=$GROUP \
 	-- --calls 10 --count 4096 --inflight 2
-[ "$SKIPPED" = 1 ] || check_expected "$name" 4 12288
+[ "$SKIPPED" = 1 ] || check_expected "$name" 4 12288 1
 name="n=4 direct_kb=0: Transpose AllReduce"
 case_no_loss "$name" 4 OPTIREDUCE_HADAMARD=off OPTIREDUCE_DIRECT_KB=0 \
 	-- --calls 10 --count 4096
-[ "$SKIPPED" = 1 ] || check_expected "$name" 4 6144
+[ "$SKIPPED" = 1 ] || check_expected "$name" 4 6144 0
 
 # --- the slack reaches the early timeout ----------------------------------
 # A message that stops mid-way ends its round after a typical round of

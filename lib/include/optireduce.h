@@ -155,6 +155,8 @@ struct optireduce_config {
 #define OPTIREDUCE_RES_LOSS_HIGH	(1u << 4) /* this rank saw loss above threshold */
 #define OPTIREDUCE_RES_ESTIMATED	(1u << 5) /* phase-2 holes filled locally:
 						     replicas differ slightly */
+#define OPTIREDUCE_RES_DIRECT		(1u << 6) /* one round, every rank's buffer
+						     to all (direct_kb) */
 
 struct optireduce_result {
 	uint64_t seq;			/* call number on this communicator */
@@ -194,7 +196,9 @@ struct optireduce_stats {
 	uint64_t catch_up_calls;	/* lossy calls whose deadlines waited
 					 * for a peer's first message, after
 					 * a call that lost every entry */
-	uint64_t reserved[3];
+	uint64_t calls_direct;		/* subset of calls_lossy: one round,
+					 * every buffer to all (direct_kb) */
+	uint64_t reserved[2];
 };
 
 enum optireduce_option {

@@ -148,6 +148,7 @@ static void publish(optireduce_comm *c, struct or_call *call, int err)
 			st->calls_fallback += !!(res->flags & OPTIREDUCE_RES_FALLBACK);
 		} else {
 			st->calls_lossy++;
+			st->calls_direct += !!(res->flags & OPTIREDUCE_RES_DIRECT);
 		}
 		st->entries_expected += res->expected;
 		st->entries_lost += res->lost;
@@ -1002,7 +1003,8 @@ static int activate(optireduce_comm *c)
 	call->res.expected = n > 1 ?
 		(uint64_t)(n - 1) * a->len + (call->count - a->len) : 0;
 	call->res.flags = (a->reliable ? OPTIREDUCE_RES_RELIABLE : 0) |
-		(a->hadamard ? OPTIREDUCE_RES_HADAMARD : 0);
+		(a->hadamard ? OPTIREDUCE_RES_HADAMARD : 0) |
+		(a->direct ? OPTIREDUCE_RES_DIRECT : 0);
 	if (a->reliable && c->lossy)
 		call->res.flags |= seq < warmup ? OPTIREDUCE_RES_WARMUP :
 						  OPTIREDUCE_RES_FALLBACK;

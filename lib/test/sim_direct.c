@@ -114,6 +114,8 @@ int main(void)
 				 (unsigned long long)res[r].lost);
 			T_ASSERT(!(res[r].flags & OPTIREDUCE_RES_ESTIMATED),
 				 "rank %d: estimated without a loss", r);
+			T_ASSERT(res[r].flags & OPTIREDUCE_RES_DIRECT,
+				 "rank %d: not flagged direct", r);
 		}
 	}
 	for (int h = 0; h <= 1; h++) {
@@ -162,6 +164,8 @@ int main(void)
 			 w.msgs[1][0], (unsigned long long)w.npkts[1][0]);
 		T_ASSERT(res[0].expected == 3 * 257 + 768,
 			 "expected %llu", (unsigned long long)res[0].expected);
+		T_ASSERT(!(res[0].flags & OPTIREDUCE_RES_DIRECT),
+			 "flagged direct past direct_kb");
 	}
 	{
 		/* direct_kb 0: never direct, even for 16 bytes. */

@@ -70,8 +70,8 @@ int main(void)
 			want = OPTIREDUCE_RES_RELIABLE | OPTIREDUCE_RES_WARMUP;
 		else if (fallback(call))
 			want = OPTIREDUCE_RES_RELIABLE | OPTIREDUCE_RES_FALLBACK;
-		else
-			want = 0;
+		else	/* 2 x 12000 bytes: within the default direct_kb */
+			want = OPTIREDUCE_RES_DIRECT;
 		want |= OPTIREDUCE_RES_HADAMARD;
 		for (int r = 0; r < N; r++) {
 			uint32_t f = res[r].flags & ~(OPTIREDUCE_RES_LOSS_HIGH |
@@ -94,7 +94,8 @@ int main(void)
 		T_OK(optireduce_comm_stats(w.comm[r], &st));
 		T_ASSERT(st.calls == CALLS && st.calls_warmup == 3 &&
 			 st.calls_fallback == 7 && st.safeguard_trips == 3 &&
-			 st.calls_reliable == 10 && st.calls_lossy == CALLS - 10,
+			 st.calls_reliable == 10 && st.calls_lossy == CALLS - 10 &&
+			 st.calls_direct == st.calls_lossy,
 			 "rank %d stats: calls %llu warmup %llu fallback %llu trips %llu",
 			 r, (unsigned long long)st.calls,
 			 (unsigned long long)st.calls_warmup,

@@ -373,7 +373,7 @@ int run_optireduce(const Opts &o)
 			printf("stats %s %d %zu margin_pct=%llu late_bytes=%llu "
 			       "deadline_ms=%.1f lossy=%llu fallback=%llu trips=%llu "
 			       "ready_wait_ms=%.1f ready_missed=%llu "
-			       "catch_up=%llu\n",
+			       "catch_up=%llu direct=%llu\n",
 			       o.contender.c_str(), o.rank, bytes,
 			       (unsigned long long)st.margin_pct,
 			       (unsigned long long)st.late_bytes,
@@ -383,7 +383,8 @@ int run_optireduce(const Opts &o)
 			       (unsigned long long)st.safeguard_trips,
 			       st.ready_wait_ns / 1e6,
 			       (unsigned long long)st.ready_missed,
-			       (unsigned long long)st.catch_up_calls);
+			       (unsigned long long)st.catch_up_calls,
+			       (unsigned long long)st.calls_direct);
 		optireduce_comm_destroy(c);
 		printf("size %s %d %zu setup_ms=%.1f bad=%zu\n", o.contender.c_str(),
 		       o.rank, bytes, setup / 1e6, bad);

@@ -31,6 +31,7 @@ RES_FALLBACK = 1 << 2
 RES_HADAMARD = 1 << 3
 RES_LOSS_HIGH = 1 << 4
 RES_ESTIMATED = 1 << 5
+RES_DIRECT = 1 << 6
 
 (OPT_RANK, OPT_SIZE, OPT_TRANSPORT, OPT_MAX_INFLIGHT, OPT_HADAMARD,
  OPT_HADAMARD_BLOCK, OPT_INCAST, OPT_LOSS_THRESHOLD_PPM, OPT_FALLBACK_CALLS,
@@ -98,8 +99,9 @@ class CStats(ctypes.Structure):
         "calls_fallback", "calls_failed", "safeguard_trips",
         "entries_expected", "entries_lost", "entries_compensated",
         "deadline_ns", "average_ns", "margin_pct", "late_bytes",
-        "ready_wait_ns", "ready_missed", "catch_up_calls")] + [
-            ("reserved", ctypes.c_uint64 * 3)]
+        "ready_wait_ns", "ready_missed", "catch_up_calls",
+        "calls_direct")] + [
+            ("reserved", ctypes.c_uint64 * 2)]
 
 
 _RESULT_FIELDS = ("seq", "count", "expected", "lost", "compensated",
@@ -139,6 +141,10 @@ class Result:
     @property
     def estimated(self):
         return bool(self.flags & RES_ESTIMATED)
+
+    @property
+    def direct(self):
+        return bool(self.flags & RES_DIRECT)
 
     def as_dict(self):
         return {name: getattr(self, name) for name in _RESULT_FIELDS}

@@ -349,7 +349,7 @@ int main(int argc, char **argv)
 	       "lost=%llu expected=%llu compensated=%llu kernel_bytes_lost=%lld "
 	       "kernel_tx_bytes=%lld kernel_rx_bytes=%lld late_bytes=%llu "
 	       "steady_allocs=%ld ready_wait_ms=%.1f ready_missed=%llu "
-	       "catch_up_calls=%llu whole_lost=%llu "
+	       "catch_up_calls=%llu whole_lost=%llu direct=%llu "
 	       "deadline_ms=%.3f margin_pct=%llu "
 	       "sends_in_place=%llu sends_async=%llu "
 	       "inexact=%llu failed_calls=%llu max_err=%g error=%d ",
@@ -364,6 +364,7 @@ int main(int argc, char **argv)
 	       kdelta(&k0, &k1, "rx_bytes"), late, steady,
 	       st.ready_wait_ns / 1e6, (unsigned long long)st.ready_missed,
 	       (unsigned long long)st.catch_up_calls, t.whole_lost,
+	       (unsigned long long)st.calls_direct,
 	       st.deadline_ns / 1e6, (unsigned long long)st.margin_pct,
 	       (unsigned long long)sends_in_place,
 	       (unsigned long long)sends_async, t.inexact,
