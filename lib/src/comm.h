@@ -123,7 +123,7 @@ struct or_active {
 	struct or_sched s;
 	int reliable;
 	/* A direct call (cfg.direct_kb): one round, the whole buffer to
-	 * every peer; len is then the whole buffer and s has r1 1, r2 0. */
+	 * every peer; len is then the whole buffer and s has r2 0. */
 	int direct;
 	int hadamard;
 	uint64_t seed;

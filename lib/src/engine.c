@@ -668,9 +668,8 @@ static void p2_group(struct or_active *a, unsigned int g, int *lo, int *hi)
 static int gated(optireduce_comm *c, struct or_call *call)
 {
 	struct or_active *a = &c->act;
-	uint64_t in = (uint64_t)(c->size - 1) * sizeof(float) *
-		      (a->direct ? call->count :
-				   or_shard_len(call->count, c->size, 0));
+	uint64_t in = (uint64_t)(c->size - 1) * shard_len(a, 0) *
+		      sizeof(float);
 
 	return !a->reliable && c->size > 1 &&
 	       (in > (uint64_t)c->cfg.ready_kb * 1024 ||
@@ -759,22 +758,6 @@ static void start_clock(optireduce_comm *c)
 		break_comm(c, rc);
 }
 
-/* The peers this rank sends to (recv 0) or receives from in phase-1
- * round k: a direct call has one round, with everybody. */
-static unsigned int p1_peers(optireduce_comm *c, unsigned int k, int recv,
-			     unsigned int *out)
-{
-	struct or_active *a = &c->act;
-	unsigned int np = 0;
-
-	if (!a->direct)
-		return or_sched_p1_peers(&a->s, c->rank, k, recv, out);
-	for (int j = 0; j < c->size; j++)
-		if (j != c->rank)
-			out[np++] = j;
-	return np;
-}
-
 /*
  * Phase-1 sends of round k that may go now (see gated()); a->waiting counts
  * those still held. Called again while any are. A direct call sends its
@@ -790,7 +773,7 @@ static int issue_p1(optireduce_comm *c, unsigned int k)
 	unsigned int held = 0;
 	int rc;
 
-	np = p1_peers(c, k, 0, peers);
+	np = or_sched_p1_peers(&a->s, c->rank, k, 0, peers);
 	for (unsigned int i = 0; i < np; i++) {
 		int j = peers[i];
 		struct or_send tx = {
@@ -874,11 +857,11 @@ static int round_complete(optireduce_comm *c, unsigned int k)
 	int lo, hi;
 
 	if (k < a->s.r1) {
-		np = p1_peers(c, k, 1, peers);
+		np = or_sched_p1_peers(&a->s, c->rank, k, 1, peers);
 		for (unsigned int i = 0; i < np; i++)
 			if (!a->p1_recv[peers[i]])
 				return 0;
-		np = p1_peers(c, k, 0, peers);
+		np = or_sched_p1_peers(&a->s, c->rank, k, 0, peers);
 		for (unsigned int i = 0; i < np; i++)
 			if (!a->p1_send[peers[i]])
 				return 0;
@@ -980,10 +963,10 @@ static int activate(optireduce_comm *c)
 		    a->s.incast >= (unsigned int)n - 1 &&
 		    (uint64_t)(n - 1) * bytes <=
 		    (uint64_t)c->cfg.direct_kb * 1024;
-	if (a->direct) {
-		a->s.r1 = 1;
+	/* Without an incast limit phase 1 is already one round, with
+	 * every peer; a direct call drops phase 2. */
+	if (a->direct)
 		a->s.r2 = 0;
-	}
 	a->len = a->direct ? call->count : or_shard_len(call->count, n, me);
 	a->off = a->direct ? 0 : or_shard_off(call->count, n, me);
 	a->round = 0;
@@ -1065,8 +1048,7 @@ static int activate(optireduce_comm *c)
 
 		if (s == me)
 			continue;
-		rx.deadline_ns = recv_deadline(a, a->direct ? 0 :
-					       or_sched_p1_round(&a->s, s, me));
+		rx.deadline_ns = recv_deadline(a, or_sched_p1_round(&a->s, s, me));
 		rc = a->t->ops->post_recv(a->t, &rx);
 		if (rc)
 			goto fail;
