@@ -11,7 +11,12 @@
 #     kernel path (lossy calls > 0, no safeguard fallback, path "kernel");
 #   - the final parameters of the two ranks are identical (no loss on the
 #     bridge), and equal to the default-allreduce reference within float
-#     tolerance (the lossy calls reduce in the Hadamard domain).
+#     tolerance (the lossy calls reduce in the Hadamard domain);
+#   - then 30% of the module's datagrams dropped (netem on its UDP port,
+#     each rank's egress; TRAIN_LOSS) for 24 more steps with the drift
+#     guard on loss: the guard re-synchronized, for loss, after the same
+#     steps on both ranks, deciding from the loss reports the library
+#     exchanges (no collective of its own), and something was lost.
 #
 # Needs Debian's python3 with torch (tools/install-deps python) and the
 # library (make -C lib); skips (4) without them. Deadlines get
@@ -28,7 +33,7 @@ PY=/usr/bin/python3
 TRAIN=$REPO_DIR/lib/python/test/train_rank.py
 LIBSO=$REPO_DIR/lib/build/liboptireduce.so.0
 OUT=$(mktemp -d)
-RUN_TIMEOUT=150
+RUN_TIMEOUT=240
 TOL=1e-4
 start=$(now_ms)
 
@@ -60,6 +65,9 @@ if ! optr_load; then
 	echo "# SKIP: module did not load"
 	exit "$KSFT_SKIP"
 fi
+modprobe -q sch_netem 2>/dev/null
+modprobe -q sch_prio 2>/dev/null
+modprobe -q cls_u32 2>/dev/null
 if ! setup_bridge 2; then
 	ktap_fail "bridge of 2 namespaces"
 	ktap_finish
@@ -72,7 +80,7 @@ for i in 0 1; do
 			MASTER_PORT=29500 PYTHONPATH=$REPO_DIR/lib/python \
 			PYTHONDONTWRITEBYTECODE=1 OMP_NUM_THREADS=1 GLOO_SOCKET_IFNAME=eth0 \
 			OPTIREDUCE_WARMUP=2 OPTIREDUCE_DEADLINE_SLACK_MS=5000 \
-			OPTIREDUCE_TIMEOUT_MS=60000 TRAIN_STEPS=8
+			OPTIREDUCE_TIMEOUT_MS=60000 TRAIN_STEPS=8 TRAIN_LOSS=30%
 		unset OPTIREDUCE_LIB
 		exec ip netns exec "${HOST_NS[$i]}" "$PY" "$TRAIN"
 	) >"$OUT/rank.$i" 2>"$OUT/rank.$i.err" &
@@ -113,6 +121,18 @@ for r in reps:
         ok = r["rank_spread"] == 0
     elif what == "reference":
         ok = r["ref_diff"] <= tol * max(1.0, r["ref_norm"])
+    elif what == "guard":
+        g = r.get("loss", {})
+        ok = (bool(g.get("resync_steps")) and
+              g["reasons"]["loss"] == len(g["resync_steps"]) and
+              g["resync_steps"] == reps[0]["loss"]["resync_steps"] and
+              g["totals"]["lossy_calls"] > 0 and
+              g["totals"]["fallback_calls"] == 0)
+        print("# rank %d under loss: resyncs after steps %s, lost %d of %d, "
+              "lossy calls %d" % (r["rank"], g.get("resync_steps"),
+                                  g.get("totals", {}).get("lost", -1),
+                                  g.get("totals", {}).get("expected", -1),
+                                  g.get("totals", {}).get("lossy_calls", -1)))
     if what == "lossy":
         print("# rank %d: path %s, lossy %d, reliable %d (warm-up %d, "
               "fallback %d), lost %d, spread %.3g, |diff to reference| %.3g, "
@@ -122,6 +142,8 @@ for r in reps:
                           r["ref_diff"], r["import_seconds"], r["seconds"]))
     if not ok:
         sys.exit(1)
+if what == "guard" and not any(r["loss"]["totals"]["lost"] for r in reps):
+    sys.exit(1)
 PYEOF
 }
 
@@ -140,6 +162,11 @@ if [ $st -eq 0 ] && check reference; then
 	ktap_ok "DDP hook: parameters == default allreduce within $TOL"
 else
 	ktap_fail "DDP hook: parameters == default allreduce within $TOL"
+fi
+if [ $st -eq 0 ] && check guard; then
+	ktap_ok "DDP hook: drift guard on loss, same steps on both ranks"
+else
+	ktap_fail "DDP hook: drift guard on loss, same steps on both ranks"
 fi
 echo "# torch hook test took $(( ($(now_ms) - start) / 1000 )) s"
 ktap_finish

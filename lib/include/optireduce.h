@@ -58,6 +58,10 @@ extern "C" {
 #define OPTIREDUCE_VERSION_MAJOR	0
 #define OPTIREDUCE_VERSION_MINOR	1
 
+/* Calls between a lossy call and the one whose start has every rank's
+ * loss report of it (optireduce_result.group_lost_ppm). */
+#define OPTIREDUCE_REPORT_LAG		8
+
 /* Limits checked by every call. */
 #define OPTIREDUCE_MAX_RANKS		1024
 #define OPTIREDUCE_MAX_COUNT		((size_t)1 << 30)	/* entries per call */
@@ -169,7 +173,13 @@ struct optireduce_result {
 	uint64_t queued_ns;		/* of which waiting behind earlier calls */
 	uint64_t deadline_ns;		/* bound used by a lossy call, else 0 */
 	uint32_t flags;			/* OPTIREDUCE_RES_* */
-	uint32_t reserved[5];
+	/* Of call seq - OPTIREDUCE_REPORT_LAG: the largest fraction of its
+	 * expected entries that any rank lost, in parts per million, rounded
+	 * up (0 for a reliable call, before that call, or with one rank).
+	 * From the loss reports every rank consumes alike, so the same on
+	 * every rank: a decision taken from it needs no further agreement. */
+	uint32_t group_lost_ppm;
+	uint32_t reserved[4];
 };
 
 struct optireduce_stats {

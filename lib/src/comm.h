@@ -38,7 +38,7 @@
 #include "transport.h"
 
 #define OR_COMM_MAGIC		0x4f52434du	/* "ORCM" */
-#define OR_REPORT_LAG		8
+#define OR_REPORT_LAG		OPTIREDUCE_REPORT_LAG
 #define OR_REPORT_BATCH		4	/* calls per report message */
 #define OR_REPORT_SLOTS		(OR_REPORT_LAG / OR_REPORT_BATCH + 1)
 /* How long a gated call waits for a peer to start before its receives
@@ -192,6 +192,10 @@ struct optireduce_comm {
 	struct or_report_slot reports[OR_REPORT_SLOTS];
 	uint64_t report_next;		/* first call not yet consumed */
 	uint64_t report_done;		/* calls that finished */
+	/* Consumed calls' worst rank's loss (ppm), by call % the size: a
+	 * call reads that of the call OR_REPORT_LAG before it, and at most
+	 * OR_REPORT_LAG calls are consumed ahead of their reader. */
+	uint32_t group_ppm[2 * OR_REPORT_LAG];
 	uint64_t *ready_sink;		/* [size]: ready signals land here */
 	uint64_t *t_b;			/* [size]: ranks' t_B, for agreement */
 	uint64_t stats_ready_wait;	/* progress thread; copied to stats */

@@ -324,21 +324,38 @@ static void hadamard_auto_update(optireduce_comm *c, uint64_t lost,
 		c->hadamard_auto = 0;
 }
 
-/* One call's reports from every rank: agreement; for a lossy call also
- * AUTO and the safeguard. */
+/* A rank's loss in parts per million, rounded up: any loss shows. */
+static uint32_t loss_ppm(uint64_t lost, uint64_t expected)
+{
+	if (!expected || !lost)
+		return 0;
+	if (lost >= expected)
+		return 1000000;
+	return (uint32_t)((lost * 1000000 + expected - 1) / expected);
+}
+
+/* One call's reports from every rank: agreement and the worst rank's
+ * loss (results' group_lost_ppm); for a lossy call also AUTO and the
+ * safeguard. */
 static void report_consume(optireduce_comm *c, struct or_report_slot *rs,
 			   unsigned int i, uint64_t seq)
 {
 	uint64_t lost = 0, expected = 0;
 	unsigned int ppm, fallback;
+	uint32_t worst = 0;
 
 	for (int p = 0; p < c->size; p++) {
 		const struct or_report *r = &rs->r[p * OR_REPORT_BATCH + i];
+		uint64_t l = le64toh(r->lost), e = le64toh(r->expected);
 
-		lost += le64toh(r->lost);
-		expected += le64toh(r->expected);
+		lost += l;
+		expected += e;
+		if (loss_ppm(l, e) > worst)
+			worst = loss_ppm(l, e);
 		c->t_b[p] = le64toh(r->t_b_ns);
 	}
+	c->group_ppm[(rs->batch * OR_REPORT_BATCH + i) %
+		     (2 * OR_REPORT_LAG)] = rs->lossy[i] ? worst : 0;
 	or_est_agree(&c->est, rs->bytes[i], c->t_b, c->size);
 	if (!rs->lossy[i])
 		return;
@@ -991,6 +1008,10 @@ static int activate(optireduce_comm *c)
 	if (a->reliable && c->lossy)
 		call->res.flags |= seq < warmup ? OPTIREDUCE_RES_WARMUP :
 						  OPTIREDUCE_RES_FALLBACK;
+	/* reports_ready() consumed that call's reports before we got here */
+	if (reporting(c) && seq >= OR_REPORT_LAG)
+		call->res.group_lost_ppm =
+			c->group_ppm[(seq - OR_REPORT_LAG) % (2 * OR_REPORT_LAG)];
 
 	rc = grow(&call->work, &call->work_cap, call->count);
 	if (!rc)

@@ -18,6 +18,7 @@ import threading
 MAX_RANKS = 1024
 MAX_COUNT = 1 << 30
 MAX_INFLIGHT = 4096
+REPORT_LAG = 8          # Result.group_lost_ppm tells of call seq - this
 
 FLOAT32, BFLOAT16, FLOAT16 = 1, 2, 3
 SUM, MEAN = 1, 2
@@ -89,7 +90,8 @@ class CResult(ctypes.Structure):
         ("queued_ns", ctypes.c_uint64),
         ("deadline_ns", ctypes.c_uint64),
         ("flags", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32 * 5),
+        ("group_lost_ppm", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32 * 4),
     ]
 
 
@@ -106,7 +108,7 @@ class CStats(ctypes.Structure):
 
 _RESULT_FIELDS = ("seq", "count", "expected", "lost", "compensated",
                   "lost_fraction", "duration_ns", "queued_ns", "deadline_ns",
-                  "flags")
+                  "flags", "group_lost_ppm")
 
 
 class Result:

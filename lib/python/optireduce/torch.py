@@ -68,11 +68,14 @@ class OptiReduceState:
     resync_every    broadcast the parameters from rank 0 every this many
                     steps (0: never on a schedule).
     resync_lost     ... or as soon as the lost fractions of the steps since
-                    the last re-synchronization add up to this much on any
-                    rank (0: never for loss). Checked at the start of a
-                    forward pass every loss_check_every steps, with one
-                    1-element gloo allreduce, only while lossy calls are
-                    possible (the kernel transport is in use).
+                    the last re-synchronization add up to this much on the
+                    rank that lost most (0: never for loss). Checked at the
+                    start of a forward pass every loss_check_every steps,
+                    from the loss reports the library already exchanges
+                    (Result.group_lost_ppm): the same numbers on every rank,
+                    so the ranks decide alike without a collective of
+                    their own. They tell of each call REPORT_LAG (8) calls
+                    later.
     log_every       log the step report (logger "optireduce", INFO) every
                     this many steps (0: never).
     **comm_options  passed to optireduce.Comm (transport, hadamard,
@@ -136,6 +139,13 @@ class OptiReduceState:
         self._last = None                   # report of the last step
         self._totals = dict.fromkeys(_STEP_KEYS, 0)
         self._acc_lost = 0.0                # sum of step loss since resync
+        # The worst rank's, from group_lost_ppm: each result tells of the
+        # call REPORT_LAG before it, weighted by that call's entries.
+        self._acc_group = 0.0
+        self._step_told = self._step_told_lost = 0    # this step's share
+        self._recent = collections.deque(maxlen=_b.REPORT_LAG)  # (seq, n)
+        self._next_seq = 0                  # seq of the next call
+        self._group_from = 0                # earlier calls: undone by resync
         self.resyncs = 0
         self.resync_log = collections.deque(maxlen=100)  # (step, why, drift)
         self.resync_reasons = {"period": 0, "loss": 0, "manual": 0}
@@ -208,6 +218,7 @@ class OptiReduceState:
                 continue
             if self._cur_t0 is None:
                 self._cur_t0 = t0
+            self._tell(cres)
             f = cres.flags
             cur["buckets"] += 1
             cur["entries"] += cres.count
@@ -232,10 +243,26 @@ class OptiReduceState:
             # Counters first: DDP proceeds once the last future is done.
             fut.set_result(tensor)
 
+    def _tell(self, cres):
+        """Fold in what this result says of the call REPORT_LAG before it:
+        the largest fraction any rank lost there, weighted by its entries."""
+        told = cres.seq - _b.REPORT_LAG
+        if (self._recent and self._recent[0][0] == told and
+                told >= self._group_from):
+            n = self._recent[0][1]
+            self._step_told += n
+            self._step_told_lost += n * cres.group_lost_ppm / 1e6
+        self._recent.append((cres.seq, cres.count))
+        self._next_seq = cres.seq + 1
+
     def _end_step(self, t_end):
         cur = self._cur
         frac = cur["lost"] / cur["expected"] if cur["expected"] else 0.0
         self._acc_lost += frac
+        gfrac = (self._step_told_lost / self._step_told
+                 if self._step_told else 0.0)
+        self._step_told = self._step_told_lost = 0
+        self._acc_group += gfrac
         for k in _STEP_KEYS:
             self._totals[k] += cur[k]
         rep = dict(cur)
@@ -244,6 +271,8 @@ class OptiReduceState:
         rep["allreduce_ms"] = (t_end - self._cur_t0) / 1e6
         rep["busy_ms"] = rep.pop("busy_ns") / 1e6
         rep["lost_since_resync"] = self._acc_lost
+        rep["group_lost_fraction"] = gfrac
+        rep["group_lost_since_resync"] = self._acc_group
         self._last = rep
         for k in _STEP_KEYS:
             cur[k] = 0
@@ -268,10 +297,6 @@ class OptiReduceState:
         module.register_forward_pre_hook(self._pre_forward)
         return self
 
-    def _loss_check_needed(self):
-        # Same answer on every rank: the transport is agreed at creation.
-        return self.comm.lossy
-
     def _pre_forward(self, module, inputs):
         if not torch.is_grad_enabled():
             return
@@ -285,11 +310,12 @@ class OptiReduceState:
         if self.resync_every and since >= self.resync_every:
             self.resync("period")
         elif (self.resync_lost and self.loss_check_every and
-              step % self.loss_check_every == 0 and self._loss_check_needed()):
-            t = torch.tensor([self._acc_lost], dtype=torch.float64)
-            dist.all_reduce(t, op=dist.ReduceOp.MAX, group=self.group)
-            if t.item() >= self.resync_lost:
-                self.resync("loss")
+              step % self.loss_check_every == 0 and
+              self._acc_group >= self.resync_lost):
+            # Every call of the last step completed before this forward
+            # pass, and every rank summed the same reports of the same
+            # calls: the same answer everywhere.
+            self.resync("loss")
 
     def resync(self, reason="manual"):
         """Broadcast the attached model's parameters from rank 0 over the
@@ -323,6 +349,10 @@ class OptiReduceState:
         self.last_resync_drift = drift
         self._last_resync_step = self.steps
         self._acc_lost = 0.0
+        self._acc_group = 0.0
+        # Losses reported from now on of calls before this point are
+        # undone by it.
+        self._group_from = self._next_seq
         return drift
 
     @property
@@ -336,7 +366,10 @@ class OptiReduceState:
         """The last completed step: buckets, entries, lost, lost_fraction,
         calls by path (lossy, reliable, warm-up, fallback), allreduce_ms
         (first bucket started to last done), busy_ms (time the calls ran),
-        lost_since_resync; plus path, resyncs and totals since creation."""
+        lost_since_resync (this rank's), group_lost_fraction and
+        group_lost_since_resync (the worst rank's, as reported REPORT_LAG
+        calls later: what resync_lost is checked against); plus path,
+        resyncs and totals since creation."""
         rep = dict(self._last) if self._last else {"step": 0}
         tot = dict(self._totals)
         tot["busy_ms"] = tot.pop("busy_ns") / 1e6
@@ -353,11 +386,12 @@ class OptiReduceState:
         if not r["step"]:
             return "optireduce: no step yet (path %s)" % r["path"]
         return ("optireduce step %d: %d buckets, %d entries, lost %.4f%% "
-                "(since resync %.4f%%), calls lossy %d reliable %d "
-                "(warm-up %d, fallback %d), %.2f ms in allreduce, path %s, "
-                "resyncs %d" % (
+                "(since resync %.4f%%, worst rank %.4f%%), calls lossy %d "
+                "reliable %d (warm-up %d, fallback %d), %.2f ms in "
+                "allreduce, path %s, resyncs %d" % (
                     r["step"], r["buckets"], r["entries"],
                     100 * r["lost_fraction"], 100 * r["lost_since_resync"],
+                    100 * r["group_lost_since_resync"],
                     r["lossy_calls"], r["reliable_calls"], r["warmup_calls"],
                     r["fallback_calls"], r["allreduce_ms"], r["path"],
                     r["resyncs"]))

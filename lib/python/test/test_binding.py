@@ -35,7 +35,8 @@ def free_ports(n):
 
 
 def layout():
-    """sizeof/offsetof of the three structs from the C compiler."""
+    """sizeof/offsetof of the three structs, and constants, from the C
+    compiler."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         return None
@@ -49,6 +50,11 @@ def layout():
         for f, _ in py._fields_:
             src.append('printf("%s %s %%zu\\n", offsetof(struct %s, %s));'
                        % (cname, f, cname, f))
+    consts = ("MAX_RANKS", "MAX_INFLIGHT", "REPORT_LAG", "RES_DIRECT",
+              "RES_ESTIMATED")
+    for k in consts:
+        src.append('printf("const %s %%llu\\n", '
+                   '(unsigned long long)OPTIREDUCE_%s);' % (k, k))
     src.append("return 0; }")
     with tempfile.TemporaryDirectory() as d:
         c = os.path.join(d, "l.c")
@@ -68,6 +74,8 @@ def layout():
         got[(cname, "sizeof")] = ctypes.sizeof(py)
         for f, _ in py._fields_:
             got[(cname, f)] = getattr(py, f).offset
+    for k in consts:
+        got[("const", k)] = getattr(B, k)
     return want, got
 
 
@@ -82,8 +90,8 @@ def single_rank():
     else:
         want, got = lw
         bad = {k: (want[k], got.get(k)) for k in want if want[k] != got.get(k)}
-        t.check(not bad and want, "ctypes structs match the header "
-                "(sizes and offsets)", bad)
+        t.check(not bad and want, "ctypes structs and constants match the "
+                "header (sizes, offsets, values)", bad)
 
     cfg = optireduce.default_config()
     cfg2 = optireduce.default_config(transport="tcp", loss_threshold=0.02,

@@ -124,28 +124,39 @@ def worker(rank, world, port, full, q):
                 "report": st.report()}
             st.close()
 
-        # Drift guard on loss: rank 1 alone "saw" 10% loss after step 2;
-        # the threshold is 5%: every rank re-synchronizes before step 3.
-        holder = {}
-
-        def lossy(s, ddp):
-            if s == 1 and rank == 1:
-                holder["st"]._acc_lost = 0.10
+        # Drift guard on loss, from what the library reports of every
+        # rank's loss (Result.group_lost_ppm, of the call REPORT_LAG = 8
+        # before). The TCP path loses nothing, so the reports are made up
+        # here, alike on every rank as the library's are: every result of
+        # step 5 says 10% against a 5% threshold, which re-synchronizes
+        # before step 6; step 6's results tell of calls before that
+        # re-synchronization, which undid them: ignored; step 10's tell of
+        # calls after it: again, before step 11.
+        loud = {5, 6, 10}        # steps whose results say 10%
 
         def mk(m):
             st = ortorch.register(m, resync_every=0, resync_lost=0.05,
                                   quiet=True)
-            st._loss_check_needed = lambda: True    # as on the kernel path
-            holder["st"] = st
+            wait_raw = st.comm.wait_raw
+
+            def reporting(h, cres):
+                rc = wait_raw(h, cres)
+                if rc >= 0 and st.steps + 1 in loud:
+                    cres.group_lost_ppm = 100000
+                return rc
+            st.comm.wait_raw = reporting
             return st
 
-        _, st = train(make_model(), rank, 4, after_step=lossy, state=mk)
+        _, st = train(make_model(), rank, 12, state=mk)
         res["loss"] = {"resyncs": st.resyncs, "steps": st.resync_steps,
-                       "reasons": st.resync_reasons}
+                       "reasons": st.resync_reasons,
+                       "group": st.report()["group_lost_since_resync"]}
         st.close()
 
         # A library error reaches the trainer as an exception from
         # backward(), with the library's message, not as a hang or crash.
+        holder = {}
+
         def broken(m):
             st = ortorch.register(m, resync_every=0, resync_lost=0,
                                   quiet=True)
@@ -232,10 +243,12 @@ def run(world, full, t):
             pre + "without the guard the drift stays (spread %.3g)"
             % u[0]["spread"], u)
     lo = {r: out[r]["loss"] for r in out}
-    t.check(all(x["resyncs"] == 1 and x["steps"] == [2] and
-                x["reasons"]["loss"] == 1 for x in lo.values()),
-            pre + "drift guard on loss: one rank over the threshold "
-            "re-synchronizes every rank", lo)
+    t.check(all(x["resyncs"] == 2 and x["steps"] == [5, 10] and
+                x["reasons"]["loss"] == 2 and x["group"] == 0
+                for x in lo.values()),
+            pre + "drift guard on loss: reported loss over the threshold "
+            "re-synchronizes every rank at the same step, once per loss",
+            lo)
     br = {r: out[r]["broken"] for r in out}
     t.check(all("not a live communicator" in b and "EBADF" in b
                 for b in br.values()),

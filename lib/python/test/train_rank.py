@@ -6,10 +6,18 @@ any OPTIREDUCE_* setting. Trains STEPS steps with DDP's default allreduce
 (gloo) and again from the same start with the optireduce hook, then prints
 one JSON line: the largest difference to the reference, the largest
 difference between ranks, and the hook's report.
+
+TRAIN_LOSS=PCT (root, in a network namespace whose eth0 carries the
+optireduce socket): then drops PCT of the module's UDP datagrams leaving
+eth0 (netem, as selftests/allreduce_test.sh does) and trains
+TRAIN_LOSS_STEPS more steps with the drift guard on loss
+(resync_lost=0.01) and the safeguard out of the way; the JSON line gets
+the guard's resync steps and the hook's totals of that run under "loss".
 """
 
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -30,12 +38,12 @@ def model():
                                torch.nn.Linear(64, 3))
 
 
-def train(rank, hook):
+def train(rank, hook, steps=STEPS, resync_lost=0):
     ddp = DDP(model())
-    state = ortorch.register(ddp, resync_every=0, resync_lost=0) if hook \
-        else None
+    state = ortorch.register(ddp, resync_every=0,
+                             resync_lost=resync_lost) if hook else None
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
-    for s in range(STEPS):
+    for s in range(steps):
         g = torch.Generator().manual_seed(100 * rank + s)
         x, y = torch.randn(8, 10, generator=g), torch.randn(8, 3, generator=g)
         opt.zero_grad()
@@ -43,6 +51,43 @@ def train(rank, hook):
         opt.step()
     flat = torch.cat([p.detach().reshape(-1) for p in ddp.parameters()])
     return flat, state
+
+
+def udp_loss(pct):
+    """netem loss on the module's UDP port, leaving eth0; None removes it."""
+    if pct is None:
+        subprocess.run(["tc", "qdisc", "del", "dev", "eth0", "root"],
+                       check=False)
+        return
+    with open("/sys/module/optireduce/parameters/port") as fh:
+        port = fh.read().strip()
+    rules = ("qdisc add dev eth0 root handle 1: prio\n"
+             "qdisc add dev eth0 parent 1:3 handle 30: netem loss %s\n"
+             "filter add dev eth0 parent 1: protocol ip prio 1 u32 "
+             "match ip protocol 17 0xff match ip dport %s 0xffff "
+             "flowid 1:3\n" % (pct, port))
+    subprocess.run(["tc", "-batch", "-"], input=rules, text=True, check=True)
+
+
+def lossy_guard(pct):
+    """Train under pct loss with the drift guard on loss; its record."""
+    # Short deadlines: what a lost message holds a round to. The
+    # safeguard would move calls to TCP, where nothing is lost.
+    os.environ.update(OPTIREDUCE_DEADLINE_SLACK_MS="300",
+                      OPTIREDUCE_LOSS_THRESHOLD="1")
+    udp_loss(pct)
+    try:
+        _, st = train(dist.get_rank(), True,
+                      int(os.environ.get("TRAIN_LOSS_STEPS", "24")),
+                      resync_lost=0.01)
+    finally:
+        udp_loss(None)
+    rep = st.report()
+    out = {"resync_steps": rep["resync_steps"],
+           "reasons": rep["resync_reasons"], "totals": rep["totals"],
+           "group_since": rep["group_lost_since_resync"]}
+    st.close()
+    return out
 
 
 def main():
@@ -64,6 +109,9 @@ def main():
            "import_seconds": round(t_import, 2),
            "seconds": round(time.time() - t0, 2)}
     state.close()
+    if os.environ.get("TRAIN_LOSS"):
+        out["loss"] = lossy_guard(os.environ["TRAIN_LOSS"])
+        out["seconds"] = round(time.time() - t0, 2)
     dist.destroy_process_group()
     print(json.dumps(out), flush=True)
 

@@ -71,7 +71,7 @@ def parse(argv):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--target", type=float, default=0.95)
     p.add_argument("--warmup-calls", type=int, default=10)
-    p.add_argument("--loss-check-every", type=int, default=10)
+    p.add_argument("--loss-check-every", type=int, default=1)
     p.add_argument("--resync-lost", type=float, default=0.01)
     p.add_argument("--resync-every", type=int, default=0)
     p.add_argument("--compute-steps", type=int, default=8)
