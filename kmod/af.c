@@ -68,6 +68,7 @@ static int optr_setsockopt(struct socket *sock, int level, int optname,
 			   sockptr_t optval, unsigned int optlen)
 {
 	struct optr_sock *osk = optr_sk(sock->sk);
+	int err;
 	u32 v;
 
 	if (level != optr_sol)
@@ -88,7 +89,10 @@ static int optr_setsockopt(struct socket *sock, int level, int optname,
 			return -EFAULT;
 		if (v > optr_pace_mbps.max)
 			return -EINVAL;
-		mutex_lock(&osk->tx_lock);
+		/* A paced send holds tx_lock for as long as it takes. */
+		err = mutex_lock_interruptible(&osk->tx_lock);
+		if (err)
+			return err;
 		osk->pace_mbps = v;
 		osk->pace_set = true;
 		optr_tx_unlock(osk);
@@ -122,7 +126,8 @@ static int optr_getsockopt(struct socket *sock, int level, int optname,
 		size = sizeof(u.v);
 		break;
 	case OPTIREDUCE_PACE_MBPS:
-		mutex_lock(&osk->tx_lock);
+		if (mutex_lock_interruptible(&osk->tx_lock))
+			return -EINTR;
 		u.v = osk->pace_set ? osk->pace_mbps :
 				      optr_tunable_get(&optr_pace_mbps);
 		optr_tx_unlock(osk);

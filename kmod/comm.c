@@ -193,8 +193,11 @@ static int optr_member_add(struct optr_net *on, struct optr_sock *osk,
 		if (err)
 			goto err_udp;
 	}
-	/* comm is complete before the socket becomes visible to receivers. */
-	WRITE_ONCE(osk->comm, comm);
+	/* comm is complete before the socket becomes visible to receivers,
+	 * and comm and on->udp before its own calls on other CPUs see it:
+	 * pairs with smp_load_acquire() in optr_sock_comm().
+	 */
+	smp_store_release(&osk->comm, comm);
 	hash_add_rcu(on->members, &osk->member_node, comm->id);
 	on->nmembers++;
 	optr_steer_join();
@@ -233,7 +236,7 @@ int optr_comm_join(struct optr_sock *osk, sockptr_t optval,
 /* getsockopt(OPTIREDUCE_JOIN): the join as given, with its peer table. */
 int optr_comm_get(struct optr_sock *osk, char __user *optval, int *len)
 {
-	struct optr_comm *comm = READ_ONCE(osk->comm);
+	struct optr_comm *comm = optr_sock_comm(osk);
 	struct optireduce_addr a = { .family = AF_INET };
 	size_t need;
 	u32 i;

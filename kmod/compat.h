@@ -29,8 +29,9 @@ static inline unsigned long optr_iter_single_uaddr(const struct iov_iter *it)
 
 /*
  * Let UDP queue whole UDP GSO batches to this socket (and let GRO build
- * them from a NIC's packets), as the UDP_GRO socket option does for a user
- * socket. 6.7 turned the udp_sock bitfields into flag bits.
+ * them from a NIC's packets, once udp.c enabled encapsulation), as the
+ * UDP_GRO socket option does for a user socket. 6.7 turned the udp_sock
+ * bitfields into flag bits.
  */
 static inline void optr_udp_accept_gso(struct sock *sk)
 {

@@ -58,7 +58,7 @@ cancel:
 static int optr_nl_put_sock(struct sk_buff *skb, struct optr_sock *osk,
 			    struct user_namespace *user_ns)
 {
-	struct optr_comm *comm = READ_ONCE(osk->comm);
+	struct optr_comm *comm = optr_sock_comm(osk);
 	struct optireduce_estimate est = {};
 	struct optireduce_stats st;
 	struct nlattr *nest;

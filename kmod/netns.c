@@ -57,7 +57,7 @@ static int optr_proc_show(struct seq_file *seq, void *v)
 	seq_printf(seq, "sockets %u\nmembers %u\n", on->nsocks, on->nmembers);
 	optr_stats_show(seq, "net ", &st);
 	list_for_each_entry(osk, &on->socks, net_node) {
-		struct optr_comm *comm = READ_ONCE(osk->comm);
+		struct optr_comm *comm = optr_sock_comm(osk);
 
 		seq_printf(seq, "sock ino %lu uid %u", sock_i_ino(&osk->sk),
 			   from_kuid_munged(seq_user_ns(seq),

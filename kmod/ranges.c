@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Received byte ranges of a message; see ranges.h. */
 
+#include <linux/minmax.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <uapi/linux/optireduce.h>
@@ -47,8 +48,9 @@ static u32 optr_ranges_first(const struct optr_ranges *r, u32 start)
 
 /*
  * Record [start, end) as received. Returns the number of bytes that were
- * not already covered (0 for a pure duplicate), or -ENOMEM when a new span
- * was needed and the array could not grow; then nothing changed.
+ * not already covered (0 for a pure duplicate), -ENOSPC when a new span
+ * was needed and the message has OPTR_RANGES_MAX, or -ENOMEM when the
+ * array could not grow; on an error nothing changed.
  */
 long optr_ranges_add(struct optr_ranges *r, u32 start, u32 end, gfp_t gfp)
 {
@@ -69,11 +71,15 @@ long optr_ranges_add(struct optr_ranges *r, u32 start, u32 end, gfp_t gfp)
 
 	if (j == i) {
 		/* Touches nothing: a new span at i. */
+		if (r->n >= OPTR_RANGES_MAX)
+			return -ENOSPC;
 		if (r->n == r->cap) {
-			u32 cap = r->cap ? r->cap * 2 : 4;
+			u32 cap = min_t(u32, r->cap ? r->cap * 2 : 4,
+					OPTR_RANGES_MAX);
 			struct optr_span *v;
 
-			v = krealloc_array(r->v, cap, sizeof(*v), gfp);
+			v = krealloc_array(r->v, cap, sizeof(*v),
+					   gfp | __GFP_NOWARN);
 			if (!v)
 				return -ENOMEM;
 			r->v = v;

@@ -11,6 +11,15 @@
 #include <linux/gfp.h>
 #include <linux/types.h>
 
+/*
+ * Most spans a message keeps. Senders send a message's fragments in order,
+ * so its spans are its holes plus one; a peer that sends tiny fragments
+ * backwards would otherwise grow the array (GFP_ATOMIC, in softirq) and
+ * its memmove without end. Past this a fragment that would open a new
+ * span is refused; one that extends or joins spans is still taken.
+ */
+#define OPTR_RANGES_MAX		4096
+
 struct optireduce_range;
 
 struct optr_span {

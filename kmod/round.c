@@ -245,6 +245,9 @@ static bool optr_place(struct optr_sock *osk, struct optr_post *p,
 	added = optr_ranges_add(&p->got, f->offset, f->offset + f->len,
 				GFP_ATOMIC);
 	if (added < 0) {
+		/* Out of memory, or of spans (ranges.h): the bytes may be
+		 * in the buffer, but they count as missing.
+		 */
 		optr_drop(osk->on, osk, OPTR_STAT_DROP_NOMEM, f);
 		return false;
 	}
@@ -517,7 +520,12 @@ static void optr_round_open(struct optr_sock *osk, struct optr_round *r,
 	optr_round_timer_arm(r, r->deadline);
 }
 
-/* Pin the user buffer the iterator describes (one segment, writable). */
+/*
+ * Pin the user buffer the iterator describes (one segment, writable).
+ * Long-term: the pin lasts until userspace reads the post's completion,
+ * so pages are first moved out of movable zones and CMA, and file
+ * mappings that writeback could race with are refused.
+ */
 static int optr_post_pin(struct optr_post *p, struct iov_iter *iter)
 {
 	unsigned long uaddr = optr_iter_single_uaddr(iter);
@@ -528,11 +536,12 @@ static int optr_post_pin(struct optr_post *p, struct iov_iter *iter)
 		return -EINVAL;
 	p->pgoff = offset_in_page(uaddr);
 	npages = DIV_ROUND_UP((u64)p->pgoff + p->len, PAGE_SIZE);
-	p->pages = kvmalloc_array(npages, sizeof(*p->pages), GFP_KERNEL);
+	p->pages = kvmalloc_array(npages, sizeof(*p->pages),
+				  GFP_KERNEL_ACCOUNT);
 	if (!p->pages)
 		return -ENOMEM;
-	pinned = pin_user_pages_fast(uaddr & PAGE_MASK, npages, FOLL_WRITE,
-				     p->pages);
+	pinned = pin_user_pages_fast(uaddr & PAGE_MASK, npages,
+				     FOLL_WRITE | FOLL_LONGTERM, p->pages);
 	if (pinned != npages) {
 		if (pinned > 0)
 			unpin_user_pages(p->pages, pinned);
@@ -545,7 +554,7 @@ static int optr_post_pin(struct optr_post *p, struct iov_iter *iter)
 int optr_post(struct optr_sock *osk, const struct optireduce_post *req,
 	      struct iov_iter *iter)
 {
-	struct optr_comm *comm = READ_ONCE(osk->comm);
+	struct optr_comm *comm = optr_sock_comm(osk);
 	struct optr_round *fresh = NULL, *r;
 	struct optr_post *p;
 	size_t len = iov_iter_count(iter);
@@ -649,7 +658,7 @@ int optr_cancel(struct optr_sock *osk, const struct optireduce_cancel *c)
 
 	if (c->reserved)
 		return -EINVAL;
-	if (!READ_ONCE(osk->comm))
+	if (!optr_sock_comm(osk))
 		return -ENOTCONN;
 	spin_lock_bh(&osk->lock);
 	r = optr_round_find(osk, c->round);
@@ -677,7 +686,7 @@ int optr_retime(struct optr_sock *osk, const struct optireduce_deadline *d)
 
 	if (!d->deadline_us || d->deadline_us > OPTR_DEADLINE_LIMIT_US)
 		return -EINVAL;
-	if (!READ_ONCE(osk->comm))
+	if (!optr_sock_comm(osk))
 		return -ENOTCONN;
 	spin_lock_bh(&osk->lock);
 	r = optr_round_find(osk, d->round);
@@ -833,22 +842,25 @@ int optr_recv_completions(struct optr_sock *osk, struct msghdr *msg,
 		}
 		nr = need > room ? (room - sizeof(struct optireduce_completion)) /
 				   sizeof(struct optireduce_range) : nmissing;
+		/* Off the queue, so no other reader takes it; still hashed
+		 * while it is copied, so no new post takes its key (a done
+		 * post is not written to: optr_place()).
+		 */
 		list_del(&p->node);
-		hash_del(&p->hnode);
 		WRITE_ONCE(osk->ncompl, osk->ncompl - 1);
 		spin_unlock_bh(&osk->lock);
 
 		err = optr_completion_copy(p, nmissing, nr, msg);
+		spin_lock_bh(&osk->lock);
 		if (err) {
 			/* Keep it for the next call rather than lose it. */
-			spin_lock_bh(&osk->lock);
 			list_add(&p->node, &osk->completions);
-			hash_add(osk->posts, &p->hnode,
-				 optr_post_key(p->round_id, p->src, p->msg));
 			WRITE_ONCE(osk->ncompl, osk->ncompl + 1);
 			spin_unlock_bh(&osk->lock);
 			break;
 		}
+		hash_del(&p->hnode);
+		spin_unlock_bh(&osk->lock);
 		copied += sizeof(struct optireduce_completion) +
 			  nr * sizeof(struct optireduce_range);
 		optr_post_free(p);

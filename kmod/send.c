@@ -176,41 +176,60 @@ static void optr_append_done(struct optr_sock *osk, struct sk_buff *skb,
 }
 
 /*
- * One skb carrying @nseg fragments of @maxp payload bytes each (the last
- * may be shorter), each behind its own header. With more than one it is a
- * UDP GSO packet (SKB_GSO_UDP_L4, segment = header + fragment): the IP
- * layer and the device path run once for the batch, and it is cut into
- * datagrams only where it has to be, as UDP_SEGMENT sockets do. Its bytes
- * live in page fragments (optr_append), copied from the pages under @iter
- * (txsrc.c); a single datagram is linear, copied from @iter.
+ * Page fragments one more segment of @seg bytes may add to a batch: one
+ * per page it touches. Pool pages are 32 KiB, so a batch mostly grows one
+ * fragment per page; when the pool had to fall back to single pages
+ * (txpool.c), a 1500-byte MTU's 44 segments would need about 22, more
+ * than an skb has.
+ */
+static u32 optr_seg_frags(u32 seg)
+{
+	return DIV_ROUND_UP(seg, PAGE_SIZE) + 1;
+}
+
+/*
+ * One skb carrying up to *@nseg fragments of @maxp payload bytes each (the
+ * last may be shorter), each behind its own header; *@nseg is set to how
+ * many it took, fewer only when the skb ran out of page fragments. With
+ * more than one it is a UDP GSO packet (SKB_GSO_UDP_L4, segment = header +
+ * fragment): the IP layer and the device path run once for the batch, and
+ * it is cut into datagrams only where it has to be, as UDP_SEGMENT sockets
+ * do. Its bytes live in page fragments (optr_append), copied from the
+ * pages under @iter (txsrc.c); a single datagram is linear, copied from
+ * @iter.
  */
 static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
-				  u32 nseg, u32 maxp, u32 hroom,
+				  u32 *nseg, u32 maxp, u32 hroom,
 				  struct iov_iter *iter, ktime_t deadline,
 				  int *err)
 {
 	const u32 seg = sizeof(struct optr_wire_hdr) + maxp;
-	u32 data = min_t(u32, nseg * maxp, f->total - f->offset);
-	u32 wire = nseg * sizeof(struct optr_wire_hdr) + data;
+	u32 data = min_t(u32, *nseg * maxp, f->total - f->offset);
+	u32 wire = *nseg * sizeof(struct optr_wire_hdr) + data;
+	const bool paged = *nseg > 1;
+	u32 start = f->offset;
 	struct optr_txsrc src;
 	struct sk_buff *skb;
 	u32 i;
 
 	/* Waits for room in the send buffer, never past the deadline. */
-	skb = optr_udp_alloc_skb(osk->on, hroom + (nseg > 1 ? 0 : wire),
+	skb = optr_udp_alloc_skb(osk->on, hroom + (paged ? 0 : wire),
 				 deadline, err);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, hroom);
 	optr_txsrc_init(&src, iter, data);
-	for (i = 0; i < nseg; i++) {
+	for (i = 0; i < *nseg; i++) {
 		u32 n = min(maxp, f->total - f->offset);
 		struct optr_wire_hdr h;
 
+		if (paged && i && skb_shinfo(skb)->nr_frags +
+				  optr_seg_frags(seg) > MAX_SKB_FRAGS)
+			break;
 		f->flags = (f->flags & OPTR_WIRE_MCAST) |
 			   (f->offset + n == f->total ? OPTR_WIRE_LAST : 0);
 		optr_wire_build(&h, f);
-		if (nseg == 1) {
+		if (!paged) {
 			skb_put_data(skb, &h, sizeof(h));
 			*err = copy_from_iter(skb_put(skb, n), n, iter) == n ?
 			       0 : -EFAULT;
@@ -224,12 +243,19 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 		}
 		f->offset += n;
 	}
+	if (i < *nseg)
+		optr_txsrc_unread(&src);
 	optr_txsrc_release(&src);
-	if (nseg > 1) {
-		optr_append_done(osk, skb, wire);
-		skb_shinfo(skb)->gso_size = seg;
-		skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
-		skb_shinfo(skb)->gso_segs = nseg;
+	*nseg = i;
+	if (paged) {
+		optr_append_done(osk, skb, i * sizeof(struct optr_wire_hdr) +
+				 f->offset - start);
+		/* Cut to one segment, it is a plain datagram. */
+		if (i > 1) {
+			skb_shinfo(skb)->gso_size = seg;
+			skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
+			skb_shinfo(skb)->gso_segs = i;
+		}
 		/* The UDP header goes right in front of the data. */
 		skb->ip_summed = CHECKSUM_PARTIAL;
 		skb->csum_start = skb_headroom(skb) - sizeof(struct udphdr);
@@ -291,7 +317,7 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 				deadline);
 		if (err)
 			break;
-		skb = optr_build(osk, f, nseg, maxp, hroom, iter, deadline,
+		skb = optr_build(osk, f, &nseg, maxp, hroom, iter, deadline,
 				 &err);
 		if (!skb)
 			break;
@@ -377,7 +403,7 @@ void optr_tx_unlock(struct optr_sock *osk)
 int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 	      struct msghdr *msg)
 {
-	struct optr_comm *comm = READ_ONCE(osk->comm);
+	struct optr_comm *comm = optr_sock_comm(osk);
 	size_t len = msg_data_left(msg);
 	struct optr_frag f = {};
 	ktime_t deadline;

@@ -86,6 +86,18 @@ static inline struct optr_sock *optr_sk(const struct sock *sk)
 	return container_of(sk, struct optr_sock, sk);
 }
 
+/*
+ * The socket's communicator, NULL until joined. JOIN publishes it with a
+ * release store once it and the namespace's UDP socket are set up
+ * (optr_member_add()); the socket's own calls, which may run on other
+ * CPUs, load it with acquire and so see them whole.
+ */
+static inline struct optr_comm *optr_sock_comm(struct optr_sock *osk)
+{
+	/* Pairs with smp_store_release() in optr_member_add(). */
+	return smp_load_acquire(&osk->comm);
+}
+
 int optr_af_init(void);
 void optr_af_exit(void);
 

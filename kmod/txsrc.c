@@ -42,6 +42,19 @@ void optr_txsrc_release(struct optr_txsrc *s)
 	s->left = 0;
 }
 
+/*
+ * The batch ends before its payload did (send.c, out of page fragments):
+ * what was taken from the iterator but not copied goes back to it, for
+ * the next batch.
+ */
+void optr_txsrc_unread(struct optr_txsrc *s)
+{
+	if (!s->copy_iter && s->left) {
+		iov_iter_revert(s->iter, s->left);
+		s->left = 0;
+	}
+}
+
 /* The pages under the next stretch of the batch; false if none. */
 static bool optr_txsrc_take(struct optr_txsrc *s)
 {

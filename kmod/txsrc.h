@@ -25,6 +25,7 @@ struct optr_txsrc {
 
 void optr_txsrc_init(struct optr_txsrc *s, struct iov_iter *iter, size_t len);
 int optr_txsrc_copy(struct optr_txsrc *s, void *dst, size_t len);
+void optr_txsrc_unread(struct optr_txsrc *s);
 void optr_txsrc_release(struct optr_txsrc *s);
 
 #endif /* _OPTR_TXSRC_H */

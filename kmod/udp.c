@@ -81,6 +81,11 @@ int optr_udp_open(struct optr_net *on)
 	WRITE_ONCE(sk->sk_sndbuf, OPTR_UDP_SNDBUF);
 	WRITE_ONCE(sk->sk_rcvbuf, OPTR_UDP_RCVBUF);
 	optr_udp_accept_gso(sk);
+	/* GRO looks the socket of a datagram up (and so sees that it
+	 * takes batches) only once some socket enabled UDP encapsulation;
+	 * this one's release drops that again (udp_destroy_sock()).
+	 */
+	udp_tunnel_encap_enable(sk);
 	rcu_assign_sk_user_data(sk, on);
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_data_ready = optr_udp_data_ready;

@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 
 #include "kselftest_harness.h"
 #include "optr_test.h"
@@ -429,6 +430,102 @@ TEST_F_TIMEOUT(lo1500, dontwait_send_behind_a_long_one, HEAVY_S)
 	EXPECT_EQ(-1, check(small_got, sizeof(small), 4));
 	free(big);
 	free(got);
+}
+
+/*
+ * The send pages come from a pool that falls back to single pages when a
+ * 32 KiB one is not to be had (kmod/txpool.c). A batch then spreads over
+ * many more page fragments than an skb holds at MTU 1500; it must end
+ * early and the next batch take over, not fail the send. The debug
+ * kernel's fail_page_alloc makes every allocation of order 3 (32 KiB) or
+ * more by this thread fail while it sends (task-filter, make-it-fail);
+ * "times" counts down the failures it injected.
+ */
+#define FAILPA		"/sys/kernel/debug/fail_page_alloc/"
+
+static int write_str(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, v, strlen(v)) == (ssize_t)strlen(v);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static long read_long(const char *path)
+{
+	char buf[32] = "";
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+TEST_F_TIMEOUT(lo1500, single_page_pool, HEAVY_S)
+{
+	static const char *const setup[][2] = {
+		{ FAILPA "verbose", "0" },
+		{ FAILPA "min-order", "3" },
+		{ FAILPA "ignore-gfp-wait", "N" },
+		{ FAILPA "ignore-gfp-highmem", "N" },
+		{ FAILPA "task-filter", "Y" },
+		{ FAILPA "interval", "1" },
+		{ FAILPA "times", "1000000" },
+		{ FAILPA "probability", "100" },
+	};
+	__u8 *msg, *got[3] = {};
+	__u32 round = self->round++;
+	struct optr_compl c;
+	ssize_t sent;
+	long left;
+	size_t i;
+	int r;
+
+	if (access(FAILPA "probability", W_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	if (access(FAILPA "probability", W_OK))
+		SKIP(return, "no fail_page_alloc (the debug kernel has it)");
+	msg = malloc(BIG);
+	ASSERT_NE(NULL, msg);
+	fill(msg, BIG, 500);
+	for (r = 1; r < 3; r++) {
+		got[r] = malloc(BIG);
+		ASSERT_NE(NULL, got[r]);
+		memset(got[r], 0xaa, BIG);
+		ASSERT_EQ(0, optr_post(self->fd[r], round, 7, 0, 0, LONG_US,
+				       round, got[r], BIG));
+	}
+	for (i = 0; i < ARRAY_SIZE(setup); i++)
+		ASSERT_EQ(0, write_str(setup[i][0], setup[i][1])) {
+			TH_LOG("%s", setup[i][0]);
+		}
+	ASSERT_EQ(0, write_str("/proc/thread-self/make-it-fail", "1"));
+	sent = optr_send(self->fd[0], round, 7, OPTIREDUCE_DST_ALL, LONG_US,
+			 msg, BIG);
+	write_str("/proc/thread-self/make-it-fail", "0");
+	left = read_long(FAILPA "times");
+	write_str(FAILPA "probability", "0");
+	write_str(FAILPA "task-filter", "N");
+	EXPECT_EQ(BIG, sent) {
+		TH_LOG("send: %s", strerror(errno));
+	}
+	/* The pool's first 32 KiB pages were among the failures. */
+	EXPECT_LT(left, 1000000);
+	EXPECT_GE(left, 0);
+	for (r = 1; r < 3; r++) {
+		ASSERT_EQ(0, optr_recv_one(self->fd[r], &c, LONG_US / 1000));
+		EXPECT_EQ(OPTIREDUCE_COMPLETE, c.h.status);
+		EXPECT_EQ(BIG, c.h.received);
+		EXPECT_EQ(-1, check(got[r], BIG, 500));
+		free(got[r]);
+	}
+	free(msg);
 }
 
 TEST_HARNESS_MAIN

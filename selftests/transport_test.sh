@@ -366,6 +366,46 @@ no_loss() {
 	case_done "$name" "no loss: $n ranks${extra:+ ($extra)}, sizes $sizes: byte-exact, counters agree"
 }
 
+# --- Receive GRO -----------------------------------------------------------
+# Datagrams sent one per skb (tx_segs 1) into a veth whose far end has GRO
+# on (and whose near end has TSO off, which veth asks before it hands a
+# packet to NAPI, hence to GRO): GRO must build batches for the module's
+# port and the socket take them whole, as a NIC's packets would be. GRO
+# finds the socket only once it enabled UDP encapsulation (udp.c). A
+# NIC's poll finds many packets; here each send would run the whole path
+# to the far end's poll on its own, so a netem delay on the sender's
+# egress lets them arrive in bursts.
+gro() {
+	local name=gro rounds=4 sizes=262144 st=0
+
+	if ! command -v ethtool >/dev/null; then
+		ktap_skip "receive GRO" "no ethtool (tools/install-deps vm)"
+		return 0
+	fi
+	case_start
+	wire_datagrams
+	{ ip netns exec "$BR_NS" ethtool -K vp1 tso off &&
+	  in_host 1 ethtool -K eth0 gro on &&
+	  tc -n "${HOST_NS[0]}" qdisc replace dev eth0 root netem delay 2ms \
+		limit 100000; } >/dev/null || st=1
+	[ $st -eq 0 ] && run_ranks "$name" 2 --rounds "$rounds" \
+		--sizes "$sizes" "${NO_LOSS[@]}"
+	tc -n "${HOST_NS[0]}" qdisc del dev eth0 root 2>/dev/null
+	in_host 1 ethtool -K eth0 gro off >/dev/null
+	ip netns exec "$BR_NS" ethtool -K vp1 tso on >/dev/null
+	wire_batched
+	want "ethtool set the features" "$st" -eq 0
+	ranks_ok 2
+	want "mismatches" "$R_mismatches" -eq 0
+	want "posts complete" "$R_complete" -eq $((2 * rounds))
+	want "GRO batches at host 1" "$N1_rx_gso_batches" -gt 0
+	want "none at host 0 (GRO off)" "$N0_rx_gso_batches" -eq 0
+	no_bad_drops
+	echo "# GRO: host 1 took $N1_rx_gso_batches batches of" \
+	     "$N1_rx_packets datagrams"
+	case_done "$name" "receive GRO: datagrams sent one by one arrive batched, byte-exact"
+}
+
 # --- Backlog bound ---------------------------------------------------------
 # Fragments that come before their post wait in the receiver's backlog, up
 # to backlog_kb of memory per socket; the rest are dropped as no_post.
@@ -818,6 +858,7 @@ run no_loss 8 6 1,100,1400,1500,9000,65536
 run no_loss 4 7 1,100,1400,1500,9000,65536,1048576
 run no_loss 2 7 1,100,1400,1500,9000,65536,1048576
 run no_loss 4 3 1,1500,65536 --unicast
+run gro
 run shared_addr
 run backlog_bound
 run multicast

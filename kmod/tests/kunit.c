@@ -181,6 +181,35 @@ static void ranges_holes_and_merges(struct kunit *test)
 	optr_ranges_free(&r);
 }
 
+/*
+ * Fragments sent backwards, each opening a span: refused past the cap,
+ * while extending a span still works.
+ */
+static void ranges_span_cap(struct kunit *test)
+{
+	struct optr_ranges r;
+	u32 i, top = 2 * (OPTR_RANGES_MAX + 8);
+
+	KUNIT_ASSERT_EQ(test, 0, optr_ranges_init(&r, 1, GFP_KERNEL));
+	for (i = 0; i < OPTR_RANGES_MAX; i++)
+		KUNIT_ASSERT_EQ(test, 1L, optr_ranges_add(&r, top - 2 * i - 2,
+							  top - 2 * i - 1,
+							  GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, r.n, (u32)OPTR_RANGES_MAX);
+	KUNIT_EXPECT_EQ(test, r.cap, (u32)OPTR_RANGES_MAX);
+	KUNIT_EXPECT_EQ(test, (long)-ENOSPC,
+			optr_ranges_add(&r, 0, 1, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, r.n, (u32)OPTR_RANGES_MAX);
+	KUNIT_EXPECT_EQ(test, r.covered, (u32)OPTR_RANGES_MAX);
+	/* Joining the two top spans: one fewer, the next new one fits. */
+	KUNIT_EXPECT_EQ(test, 1L, optr_ranges_add(&r, top - 3, top - 2,
+						  GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, r.n, (u32)OPTR_RANGES_MAX - 1);
+	KUNIT_EXPECT_EQ(test, 1L, optr_ranges_add(&r, 0, 1, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, r.n, (u32)OPTR_RANGES_MAX);
+	optr_ranges_free(&r);
+}
+
 /* Random fragments against a byte map: covered and missing agree. */
 static void ranges_random(struct kunit *test)
 {
@@ -357,6 +386,7 @@ static struct kunit_case optr_ranges_cases[] = {
 	KUNIT_CASE(ranges_in_order),
 	KUNIT_CASE(ranges_holes_and_merges),
 	KUNIT_CASE(ranges_random),
+	KUNIT_CASE(ranges_span_cap),
 	{}
 };
 

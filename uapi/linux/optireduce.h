@@ -266,7 +266,9 @@ struct optireduce_stats {
 	__u64 drop_out_of_bounds;
 	__u64 bytes_lost;		/* missing bytes of ended posts */
 	__u64 backlog_queued;		/* fragments held for a later post */
-	__u64 drop_nomem;		/* no memory to track or hold one */
+	__u64 drop_nomem;		/* no memory to track or hold one
+					 * (or its message in 4096 pieces)
+					 */
 	__u64 rx_gso_batches;		/* UDP GSO/GRO batches taken whole;
 					 * namespace only, 0 per socket
 					 */
