@@ -14,6 +14,7 @@
 
 #include "comm.h"
 #include "netns.h"
+#include "params.h"
 #include "receive.h"
 #include "round.h"
 #include "skbwalk.h"
@@ -87,11 +88,13 @@ static u32 optr_receive_seg(const struct sk_buff *skb)
 
 /*
  * One datagram's worth of @w's skb: the OptiReduce header at @hdroff, @len
- * bytes from there to the end of the datagram. Called under RCU; leaves
- * the lock of the last socket it delivered to held in @run.
+ * bytes from there to the end of the datagram; @member says whether it
+ * came from a member's port (its source address is checked per
+ * communicator). Called under RCU; leaves the lock of the last socket it
+ * delivered to held in @run.
  */
 static void optr_receive_one(struct optr_net *on, struct optr_skb_walk *w,
-			     u32 hdroff, u32 len, __be32 saddr,
+			     u32 hdroff, u32 len, __be32 saddr, bool member,
 			     struct optr_rx_run *run)
 {
 	const u32 payoff = hdroff + sizeof(struct optr_wire_hdr);
@@ -130,7 +133,8 @@ static void optr_receive_one(struct optr_net *on, struct optr_skb_walk *w,
 			continue;
 		for_us = true;
 		optr_rx_run_lock(run, osk);
-		if (f.src >= comm->nranks || comm->addr[f.src] != saddr) {
+		if (!member || f.src >= comm->nranks ||
+		    comm->addr[f.src] != saddr) {
 			optr_drop(on, osk, OPTR_STAT_DROP_FOREIGN_SOURCE, &f);
 		} else if (!osk->dead) {
 			struct optr_post *post = NULL;
@@ -162,12 +166,18 @@ void optr_receive_here(struct optr_net *on, struct sk_buff *skb)
 	struct optr_skb_walk w;
 	u32 seg, off = 0;
 	__be32 saddr;
+	bool member;
 
 	if (skb->protocol != htons(ETH_P_IP)) {
 		optr_drop(on, NULL, OPTR_STAT_DROP_MALFORMED, NULL);
 		goto out;
 	}
 	saddr = ip_hdr(skb)->saddr;
+	/* Members send from the module's port, which the kernel socket
+	 * holds in their namespace: another source port is some other
+	 * program on a member's host, however well it knows the format.
+	 */
+	member = udp_hdr(skb)->source == htons(optr_port);
 	seg = optr_receive_seg(skb);
 	optr_skb_walk_init(&w, skb);
 	if (skb_is_gso(skb))
@@ -178,7 +188,7 @@ void optr_receive_here(struct optr_net *on, struct sk_buff *skb)
 	do {
 		u32 len = min(seg, skb->len - off);
 
-		optr_receive_one(on, &w, off, len, saddr, &run);
+		optr_receive_one(on, &w, off, len, saddr, member, &run);
 		off += len;
 	} while (off < skb->len);
 	optr_rx_run_end(&run);

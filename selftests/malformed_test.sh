@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Datagrams the transport must refuse, sent with plain UDP sockets to the
-# port of a member while it waits in a round: every one must land in the
+# Datagrams the transport must refuse, sent with UDP sockets (raw ones
+# where they send from the module's port, as members do) to the port of a
+# member while it waits in a round: every one must land in the
 # right counter of /proc/net/optireduce (and of the socket, where one is
 # to blame), none may touch the posted buffer, and the same socket must
 # then go on to complete rounds byte-exact.
@@ -22,7 +23,8 @@
 #     of bad datagrams, the last one truncated;
 #   from rank 0's address: a stale round, a sealed round's unposted message
 #     (drop_no_post), a wrong message length (out of bounds), a source
-#     rank beyond the communicator,
+#     rank beyond the communicator, a well-formed fragment from another
+#     source port than the module's (foreign source),
 #     "from" the victim's own rank, to another rank; and finally rank 0's
 #     real 4000-byte message of the round as two overlapping pieces, the
 #     second one IP-fragmented, which must be placed byte-exact, and the
@@ -118,29 +120,39 @@ M = 0xffffffff
 
 libc = ctypes.CDLL(None, use_errno=True)
 
-def udp_in(ns):
+def udp_in(ns, raw=False):
     fd = os.open(ns, os.O_RDONLY)
     if libc.setns(fd, 0x40000000) != 0:        # CLONE_NEWNET
         raise OSError(ctypes.get_errno(), "setns " + ns)
     os.close(fd)
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if raw:
+        s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_UDP)
+    else:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     # Bigger than the MTU is fragmented by IP, never refused.
     s.setsockopt(socket.IPPROTO_IP, 10, 0)     # IP_MTU_DISCOVER: DONT
     return s
 
 class Sock:
-    """A UDP socket in a namespace that counts what it sends."""
-    def __init__(self, ns):
-        self.s = udp_in(ns)
+    """A UDP socket in a namespace that counts what it sends. member_port:
+    a raw socket that sends from the module's port, as members do (a
+    plain one cannot: the module's socket holds that port)."""
+    def __init__(self, ns, member_port=False):
+        self.raw = member_port
+        self.s = udp_in(ns, member_port)
 
     def sendto(self, p, addr):
         global sent
         sent += 1
+        if self.raw:        # checksum 0: none, which IPv4 allows
+            p = struct.pack(">HHHH", port, port, 8 + len(p), 0) + p
+            addr = (addr[0], 0)
         self.s.sendto(p, addr)
 
 sent = 0
 stranger = Sock(ns_stranger)
-rank0 = Sock(ns_rank0)
+rank0 = Sock(ns_rank0, member_port=True)
+rank0_other_port = Sock(ns_rank0)
 
 def hdr(version=1, flags=LAST, src=0, dst=VICTIM_RANK, comm=comm,
         round=rnd, msg=1, offset=0, total=None, plen=100):
@@ -153,8 +165,9 @@ def pkt(plen=100, **kw):
     return hdr(plen=plen, **kw) + b"\x55" * plen
 
 # What the module must do with a datagram from a source not in the peer
-# table: the counter it lands in, or None (silently ignored).
-def classify(p, from_member_addr=False):
+# table: the counter it lands in, or None (silently ignored). from_member:
+# from a member's address and the module's port.
+def classify(p, from_member=False):
     if len(p) <= 36:
         return "drop_malformed"
     (ver, flags, src, dst, _, c, _, _, off, total, _, _) = \
@@ -175,7 +188,7 @@ def classify(p, from_member_addr=False):
     if c != comm:
         return "drop_unknown_comm"
     if (dst == ALL or dst == VICTIM_RANK) and src != VICTIM_RANK:
-        if src >= NRANKS or not from_member_addr:
+        if src >= NRANKS or not from_member:
             return "drop_foreign_source"
         return "deliver"
     # Nobody here for it; a group datagram whose only local member is
@@ -277,6 +290,8 @@ count("drop_no_post")
 send(A, pkt(total=size0 + 1, flags=0), "deliver", True)     # wrong length
 count("drop_out_of_bounds")
 send(A, pkt(src=5), "drop_foreign_source", True)            # rank 5 of 2
+# Rank 0's address, another port: any program on rank 0's host.
+send(rank0_other_port, pkt(), "drop_foreign_source")
 send(A, pkt(src=VICTIM_RANK), "drop_unknown_comm", True)    # "from" itself
 send(A, pkt(dst=0), "drop_unknown_comm", True)              # for rank 0
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Rounds, posts and completions on one host: two ranks of a communicator on
- * 127.0.0.1, plus a plain UDP socket that injects hand-built fragments, so
- * that exactly which bytes arrive is under the test's control. Covers
+ * 127.0.0.1, plus a raw socket that injects hand-built fragments from the
+ * module's port (as members send), so that exactly which bytes arrive is
+ * under the test's control. Covers
  * byte-exact delivery, the early-arrival backlog, deadlines, the early
  * timeout, cancel, stale rounds, duplicate and out-of-bounds fragments,
  * truncated completion records, many rounds in flight, poll/epoll, the
@@ -11,6 +12,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -48,7 +50,10 @@ FIXTURE_SETUP(pair)
 	ASSERT_GE(self->b, 0);
 	ASSERT_EQ(0, optr_join_local(self->a, self->comm, 0, 2));
 	ASSERT_EQ(0, optr_join_local(self->b, self->comm, 1, 2));
-	self->inject = socket(AF_INET, SOCK_DGRAM, 0);
+	/* Raw: a plain UDP socket cannot send from the port the module's
+	 * socket holds, and the module takes no other source port.
+	 */
+	self->inject = socket(AF_INET, SOCK_RAW, IPPROTO_UDP);
 	ASSERT_GE(self->inject, 0);
 	self->port.sin_family = AF_INET;
 	self->port.sin_port = htons(optr_param("port"));
@@ -67,10 +72,18 @@ static void inject(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self,
 		   __u32 round, __u32 msg, __u32 off, __u32 len, __u32 total,
 		   const __u8 *data)
 {
-	__u8 pkt[sizeof(struct optr_test_wire_hdr) + 2048];
-	struct optr_test_wire_hdr *h = (void *)pkt;
+	__u8 pkt[sizeof(struct udphdr) + sizeof(struct optr_test_wire_hdr) +
+		 2048];
+	struct udphdr *u = (void *)pkt;
+	struct optr_test_wire_hdr *h = (void *)(u + 1);
+	size_t n = sizeof(*u) + sizeof(*h) + len;
 
 	ASSERT_LE(len, 2048);
+	/* Checksum 0: none, which IPv4 allows. */
+	u->source = self->port.sin_port;
+	u->dest = self->port.sin_port;
+	u->len = htons(n);
+	u->check = 0;
 	memset(h, 0, sizeof(*h));
 	h->version = 1;
 	h->flags = off + len == total ? OPTR_TEST_WIRE_LAST : 0;
@@ -82,8 +95,8 @@ static void inject(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self,
 	h->offset = htonl(off);
 	h->total = htonl(total);
 	memcpy(h + 1, data + off, len);
-	ASSERT_EQ((ssize_t)(sizeof(*h) + len),
-		  sendto(self->inject, pkt, sizeof(*h) + len, 0,
+	ASSERT_EQ((ssize_t)n,
+		  sendto(self->inject, pkt, n, 0,
 			 (struct sockaddr *)&self->port, sizeof(self->port)));
 }
 
@@ -579,6 +592,48 @@ TEST_F(pair, stale_and_duplicate_fragments)
 	/* And a post for an older round is refused. */
 	EXPECT_EQ(-1, optr_post(self->b, 4, 0, 0, 0, 0, 0, dst, sizeof(dst)));
 	EXPECT_EQ(ESTALE, errno);
+}
+
+/*
+ * A datagram right in every field but its source port, as any program on
+ * a member's host can send: dropped as foreign, and the post waits for
+ * the member's own.
+ */
+TEST_F(pair, foreign_source_port)
+{
+	__u8 pkt[sizeof(struct optr_test_wire_hdr) + 1000], dst[1000];
+	struct optr_test_wire_hdr *h = (void *)pkt;
+	struct optireduce_stats before, after;
+	struct optr_compl c;
+	int plain = socket(AF_INET, SOCK_DGRAM, 0);
+
+	ASSERT_GE(plain, 0);
+	fill(pkt + sizeof(*h), 1000, 9);
+	memset(h, 0, sizeof(*h));
+	h->version = 1;
+	h->flags = OPTR_TEST_WIRE_LAST;
+	h->src = htons(0);
+	h->dst = htons(1);
+	h->comm = htonl(self->comm);
+	h->round = htonl(6);
+	h->offset = htonl(0);
+	h->total = htonl(1000);
+	memset(dst, 0xaa, sizeof(dst));
+	ASSERT_EQ(0, optr_post(self->b, 6, 0, 0, 0, LONG_US, 0, dst,
+			       sizeof(dst)));
+	ASSERT_EQ(0, optr_stats(self->b, &before));
+	ASSERT_EQ((ssize_t)sizeof(pkt),
+		  sendto(plain, pkt, sizeof(pkt), 0,
+			 (struct sockaddr *)&self->port, sizeof(self->port)));
+	EXPECT_EQ(-1, optr_recv_one(self->b, &c, 300));
+	ASSERT_EQ(0, optr_stats(self->b, &after));
+	EXPECT_EQ(before.drop_foreign_source + 1, after.drop_foreign_source);
+	EXPECT_EQ(before.rx_bytes, after.rx_bytes);
+	inject(_metadata, self, 6, 0, 0, 1000, 1000, pkt + sizeof(*h));
+	ASSERT_EQ(0, optr_recv_one(self->b, &c, 5000));
+	EXPECT_EQ(OPTIREDUCE_COMPLETE, c.h.status);
+	EXPECT_EQ(0, memcmp(pkt + sizeof(*h), dst, sizeof(dst)));
+	close(plain);
 }
 
 TEST_F(pair, post_rules)

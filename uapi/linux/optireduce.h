@@ -80,7 +80,8 @@
  * round is older than one this socket already opened), ENOENT (cancel of a
  * round that is not open), ENOBUFS (max_rounds open), EMSGSIZE (message
  * longer than OPTIREDUCE_MAX_MSG), EADDRINUSE (that communicator and rank
- * already joined in this namespace), ETIMEDOUT (a send reached its timeout
+ * already joined in this namespace, or, at the namespace's first join,
+ * another socket holds the module's UDP port there), ETIMEDOUT (a send reached its timeout
  * before every fragment left: tx_dropped counts those that did not), EAGAIN
  * (a send that must not wait, behind another).
  */
