@@ -344,9 +344,10 @@ static struct sk_buff *optr_backlog_hold(struct optr_skb_walk *w,
 {
 	struct sk_buff *held;
 
+	/* A failure is counted (drop_nomem), not logged: packets cause it. */
 	if (!skb_is_gso(w->skb))
-		return skb_clone(w->skb, GFP_ATOMIC);
-	held = alloc_skb(len, GFP_ATOMIC);
+		return skb_clone(w->skb, GFP_ATOMIC | __GFP_NOWARN);
+	held = alloc_skb(len, GFP_ATOMIC | __GFP_NOWARN);
 	if (!held)
 		return NULL;
 	if (optr_skb_walk_copy(w, *dataoff, skb_put(held, len), len)) {

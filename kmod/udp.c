@@ -46,6 +46,10 @@ static void optr_udp_data_ready(struct sock *sk)
 	if (unlikely(!on))
 		goto out;
 	while ((skb = skb_recv_udp(sk, MSG_DONTWAIT, &err))) {
+		/* UDP kept its own scratch there (dev_scratch); the skb
+		 * lives on in queues of ours, where no device is meant.
+		 */
+		skb->dev = NULL;
 		/* Counted where UDP's own recvmsg counts it. */
 		if (udp_lib_checksum_complete(skb)) {
 			UDP_INC_STATS(sock_net(sk), UDP_MIB_CSUMERRORS, 0);
