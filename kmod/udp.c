@@ -18,6 +18,7 @@
 #include <linux/net.h>
 #include <linux/udp.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <net/sock.h>
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
@@ -64,22 +65,50 @@ out:
 	rcu_read_unlock();
 }
 
-int optr_udp_open(struct optr_net *on)
+/*
+ * The socket serves every member of the namespace, so it is created from
+ * a kernel thread: created by the first task to join, it would carry that
+ * task's uid and cgroups (sock_alloc(), sk_alloc()), and every member's
+ * traffic and receive memory would be charged to them and judged by their
+ * cgroup's rules.
+ */
+struct optr_udp_create {
+	struct work_struct work;
+	struct net *net;
+	struct socket *sock;
+	int err;
+};
+
+static void optr_udp_create_work(struct work_struct *work)
 {
+	struct optr_udp_create *c = container_of(work, struct optr_udp_create,
+						 work);
 	struct udp_port_cfg cfg = {
 		.family = AF_INET,
 		.local_ip.s_addr = htonl(INADDR_ANY),
 		.local_udp_port = htons(optr_port),
 		.use_udp_checksums = true,
 	};
+
+	c->err = udp_sock_create(c->net, &cfg, &c->sock);
+}
+
+int optr_udp_open(struct optr_net *on)
+{
+	struct optr_udp_create c = { .net = on->net };
 	struct socket *sock;
 	struct sock *sk;
 	int err;
 
 	lockdep_assert_held(&on->lock);
-	err = udp_sock_create(on->net, &cfg, &sock);
+	INIT_WORK_ONSTACK(&c.work, optr_udp_create_work);
+	queue_work(system_unbound_wq, &c.work);
+	flush_work(&c.work);
+	destroy_work_on_stack(&c.work);
+	err = c.err;
 	if (err)
 		return err;
+	sock = c.sock;
 	sk = sock->sk;
 	sk->sk_userlocks |= SOCK_SNDBUF_LOCK | SOCK_RCVBUF_LOCK;
 	WRITE_ONCE(sk->sk_sndbuf, OPTR_UDP_SNDBUF);

@@ -482,10 +482,10 @@ TEST_F_TIMEOUT(lo1500, single_page_pool, HEAVY_S)
 	__u8 *msg, *got[3] = {};
 	__u32 round = self->round++;
 	struct optr_compl c;
+	int r, send_errno;
 	ssize_t sent;
 	long left;
 	size_t i;
-	int r;
 
 	if (access(FAILPA "probability", W_OK))
 		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
@@ -508,12 +508,13 @@ TEST_F_TIMEOUT(lo1500, single_page_pool, HEAVY_S)
 	ASSERT_EQ(0, write_str("/proc/thread-self/make-it-fail", "1"));
 	sent = optr_send(self->fd[0], round, 7, OPTIREDUCE_DST_ALL, LONG_US,
 			 msg, BIG);
+	send_errno = errno;
 	write_str("/proc/thread-self/make-it-fail", "0");
 	left = read_long(FAILPA "times");
 	write_str(FAILPA "probability", "0");
 	write_str(FAILPA "task-filter", "N");
 	EXPECT_EQ(BIG, sent) {
-		TH_LOG("send: %s", strerror(errno));
+		TH_LOG("send: %s", strerror(send_errno));
 	}
 	/* The pool's first 32 KiB pages were among the failures. */
 	EXPECT_LT(left, 1000000);

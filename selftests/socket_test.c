@@ -11,6 +11,7 @@
 
 #include "kselftest_harness.h"
 #include "optr_test.h"
+#include "optr_rank.h"
 
 TEST(family_published)
 {
@@ -160,6 +161,61 @@ TEST(unprivileged_user)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+/* The uid /proc/net/udp lists for the socket bound to @port, or -1. */
+static long udp_port_uid(unsigned int port)
+{
+	FILE *f = fopen("/proc/net/udp", "r");
+	char line[512];
+	long uid = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int p;
+		long u;
+
+		if (sscanf(line, " %*d: %*x:%x %*x:%*x %*x %*x:%*x %*x:%*x %*x %ld",
+			   &p, &u) == 2 && p == port)
+			uid = u;
+	}
+	fclose(f);
+	return uid;
+}
+
+/*
+ * The namespace's UDP socket serves every member, so it belongs to none:
+ * joined first by an unprivileged user, it is still root's (a kernel
+ * thread creates it), not charged to that user's uid and cgroups.
+ */
+TEST(udp_socket_owned_by_no_joiner)
+{
+	long port = optr_param("port");
+	int status;
+	pid_t pid;
+
+	ASSERT_GT(port, 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		long uid;
+		int fd;
+
+		if (unshare(CLONE_NEWNET) || optr_lo_up_mtu(65536))
+			_exit(2);
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		fd = optr_socket();
+		if (fd < 0 || optr_join_local(fd, optr_test_comm_id(), 0, 2))
+			_exit(4);
+		uid = udp_port_uid(port);
+		_exit(uid == 0 ? 0 : uid < 0 ? 5 : 6);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	/* 6: the socket is the joiner's (uid 65534); 5: no socket found */
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 /* Each namespace counts only its own sockets. */
