@@ -124,14 +124,36 @@ void or_sock_tune(int fd)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
+/*
+ * Connecting to a port of this host that nobody listens on yet, from an
+ * ephemeral port that happens to be that very one, connects the socket to
+ * itself (TCP's simultaneous open). It then holds the port the peer is
+ * about to listen on, and talks to itself. Master ports in the ephemeral
+ * range meet it among retries every 10 ms.
+ */
+static int self_connected(int fd)
+{
+	struct sockaddr_storage me, peer;
+	socklen_t ml = sizeof(me), pl = sizeof(peer);
+
+	if (getsockname(fd, (struct sockaddr *)&me, &ml) ||
+	    getpeername(fd, (struct sockaddr *)&peer, &pl))
+		return 0;
+	return ml == pl && !memcmp(&me, &peer, ml);
+}
+
 static int connect_once(const struct or_addr *a, int64_t deadline_ns)
 {
 	socklen_t sl = sizeof(int);
-	int fd, err = 0, rc;
+	int fd, err = 0, rc, one = 1;
 
 	fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	/* What a self-connection leaves in TIME_WAIT must not keep the
+	 * peer's listener (SO_REUSEADDR too) off the port.
+	 */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (connect(fd, (const struct sockaddr *)&a->ss, a->len) && errno != EINPROGRESS) {
 		err = -errno;
 		goto fail;
@@ -151,6 +173,10 @@ static int connect_once(const struct or_addr *a, int64_t deadline_ns)
 		if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT))
 			break;
 	} while (1);
+	if (self_connected(fd)) {
+		err = -ECONNREFUSED;	/* nobody there yet: retried */
+		goto fail;
+	}
 	or_sock_tune(fd);
 	return fd;
 fail:
