@@ -101,8 +101,13 @@ def plot(rows, curve, out_dir, target):
             ax.axhline(target, color="grey", ls="--", lw=0.8,
                        label="target %.2f" % target)
         s = next(r for r in rows if r["profile"] == p)
-        ax.set_title("digits MLP, %s ranks, profile %s (link p99/p50 %s)" % (
-            s["ranks"], p, fmt(num(s["link_p99_p50"]), ".1f")))
+        model = {"wide": "wide model", "mlp": "MLP"}.get(s.get("model"),
+                                                         "MLP")
+        params = num(s.get("params"))
+        if params:
+            model += " (%.2fM parameters)" % (params / 1e6)
+        ax.set_title("digits, %s, %s ranks, profile %s (link p99/p50 %s)" % (
+            model, s["ranks"], p, fmt(num(s["link_p99_p50"]), ".1f")))
         ax.set_xlabel("training wall time (s, evaluation excluded)")
         ax.set_ylabel("test accuracy")
         ax.set_ylim(0, 1)

@@ -10,20 +10,12 @@ import subprocess
 import sys
 import time
 
+from ktap import check, finish
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BG = [sys.executable, os.path.join(HERE, "background.py")]
 LINE = re.compile(r"^background: sent (\d+) bursts, ([\d.]+) MB; "
                   r"received ([\d.]+) MB$")
-
-n = 0
-failed = 0
-
-
-def check(ok, what):
-    global n, failed
-    n += 1
-    print("%sok %d - %s" % ("" if ok else "not ", n, what), flush=True)
-    failed += not ok
 
 
 def traffic():
@@ -68,5 +60,4 @@ def usage():
 
 traffic()
 usage()
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+finish()

@@ -45,7 +45,8 @@ CONTENDERS = {
 
 CURVE_FIELDS = ["profile", "contender", "step", "wall_s", "test_acc",
                 "test_loss"]
-SUMMARY_FIELDS = ["profile", "contender", "ranks", "steps", "target",
+SUMMARY_FIELDS = ["profile", "contender", "model", "params", "ranks",
+                  "steps", "target",
                   "time_to_target_s", "steps_to_target", "final_acc",
                   "train_s", "step_ms_mean", "step_ms_p50", "step_ms_p99",
                   "allreduce_ms_mean", "lost_fraction", "lossy_calls",
@@ -65,7 +66,10 @@ def parse(argv):
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--eval-every", type=int, default=10)
     p.add_argument("--batch", type=int, default=8, help="per rank")
-    p.add_argument("--hidden", default="512,512")
+    p.add_argument("--model", choices=("wide", "mlp"), default="wide")
+    p.add_argument("--hidden", default="512,512", help="the MLP's layers")
+    p.add_argument("--embed-dim", type=int, default=128,
+                   help="the wide model's embedding width")
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--seed", type=int, default=1)
@@ -119,28 +123,76 @@ def log(rank, what, **kw):
 
 # --- data and model --------------------------------------------------------
 
-def load_data(seed):
+def load_data(seed, model):
+    """The digits split 80/20 (stratified, seeded): as standardized pixels
+    for the MLP, as rows of its table (wide_rows) for the wide model."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
     d = load_digits()
-    x = (d.data / 16.0).astype(np.float32)
     y = d.target.astype(np.int64)
-    xtr, xte, ytr, yte = train_test_split(x, y, test_size=0.2,
-                                          random_state=seed, stratify=y)
+    itr, ite = train_test_split(np.arange(len(y)), test_size=0.2,
+                                random_state=seed, stratify=y)
+    if model == "wide":
+        rows = wide_rows(d.data.astype(np.int64))
+        return (torch.from_numpy(rows[itr]), torch.from_numpy(y[itr]),
+                torch.from_numpy(rows[ite]), torch.from_numpy(y[ite]))
+    x = (d.data / 16.0).astype(np.float32)
+    xtr, xte = x[itr], x[ite]
     mean = xtr.mean(axis=0)
     std = xtr.std(axis=0) + 0.1
     xtr = (xtr - mean) / std
     xte = (xte - mean) / std
-    return (torch.from_numpy(xtr), torch.from_numpy(ytr),
-            torch.from_numpy(xte), torch.from_numpy(yte))
+    return (torch.from_numpy(xtr), torch.from_numpy(y[itr]),
+            torch.from_numpy(xte), torch.from_numpy(y[ite]))
 
 
-def make_model(seed, hidden):
+# The wide model's sparse features: every pixel's value (0..16), and the
+# pair of values of every pixel with its right and with its lower neighbour
+# (112 pairs in an 8x8 image), the way recommendation models cross sparse
+# features. One table row per feature value: 64 x 17 + 112 x 17 x 17.
+PIXEL_VALUES = 17
+NEIGHBOURS = np.array([(p, p + 1) for p in range(64) if p % 8 < 7] +
+                      [(p, p + 8) for p in range(56)])
+WIDE_ROWS = 64 * PIXEL_VALUES + len(NEIGHBOURS) * PIXEL_VALUES ** 2
+
+
+def wide_rows(pix):
+    """Per image (a row of 64 values 0..16), the table rows of its 176
+    features."""
+    single = np.arange(64) * PIXEL_VALUES + pix
+    a, b = pix[:, NEIGHBOURS[:, 0]], pix[:, NEIGHBOURS[:, 1]]
+    pair = (64 * PIXEL_VALUES + np.arange(len(NEIGHBOURS)) * PIXEL_VALUES ** 2
+            + a * PIXEL_VALUES + b)
+    return np.concatenate([single, pair], axis=1)
+
+
+class Wide(torch.nn.Module):
+    """Embeddings of the image's features summed, a ReLU, a linear layer
+    to the ten classes. Almost all parameters are the table (4.3M with
+    width 128), and a step touches 176 of its rows per image: as in
+    recommendation and language models, the gradient is large next to the
+    computation. The table's gradient is dense, so DDP allreduces all
+    of it."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.table = torch.nn.EmbeddingBag(WIDE_ROWS, dim, mode="sum")
+        # Small: 176 of them are summed.
+        torch.nn.init.normal_(self.table.weight, std=0.01)
+        self.out = torch.nn.Linear(dim, 10)
+
+    def forward(self, rows):
+        return self.out(torch.relu(self.table(rows)))
+
+
+def make_model(seed, a):
     torch.manual_seed(seed)
-    dims = [64] + hidden + [10]
+    if a.model == "wide":
+        return Wide(a.embed_dim)
+    dims = [64] + a.hidden + [10]
     layers = []
-    for a, b in zip(dims, dims[1:]):
-        layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
+    for i, o in zip(dims, dims[1:]):
+        layers += [torch.nn.Linear(i, o), torch.nn.ReLU()]
     return torch.nn.Sequential(*layers[:-1])
 
 
@@ -246,7 +298,7 @@ def compute_only(a, data, rank, world):
     """Mean time of a training step without any communication, all ranks
     computing at once (they share the CPUs as in training)."""
     xtr, ytr = data[0], data[1]
-    model = make_model(a.seed, a.hidden)
+    model = make_model(a.seed, a)
     opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
     dist.barrier()
     times = []
@@ -264,7 +316,7 @@ def compute_only(a, data, rank, world):
 
 def train(a, name, profile, data, rank, world, curve):
     xtr, ytr, xte, yte = data
-    net = make_model(a.seed, a.hidden)
+    net = make_model(a.seed, a)
     ddp = DDP(net)
     state = None
     if CONTENDERS[name] is not None:
@@ -358,9 +410,10 @@ def main(argv):
     # A rank that dies must not leave the others waiting for half an hour.
     dist.init_process_group("gloo", timeout=datetime.timedelta(minutes=10))
     rank, world = dist.get_rank(), dist.get_world_size()
-    nparams = sum(p.numel() for p in make_model(a.seed, a.hidden).parameters())
-    data = load_data(a.seed)
-    log(rank, "start", import_s=round(t_import, 1), params=nparams,
+    nparams = sum(p.numel() for p in make_model(a.seed, a).parameters())
+    data = load_data(a.seed, a.model)
+    log(rank, "start", import_s=round(t_import, 1), model=a.model,
+        params=nparams,
         train=len(data[0]), test=len(data[2]), world=world)
     for profile, netem in a.profiles:
         set_profile(a.dev, netem)
@@ -383,7 +436,8 @@ def main(argv):
             curve = []
             log(rank, "contender", profile=profile, contender=name)
             res = train(a, name, profile, data, rank, world, curve)
-            res.update(profile=profile, contender=name, ranks=world,
+            res.update(profile=profile, contender=name, model=a.model,
+                       params=nparams, ranks=world,
                        target=a.target, link_p50_ms=p50, link_p99_ms=p99,
                        link_p99_p50=ratio, link_lost=lost, netem=netem,
                        compute_ms=compute_ms if compute_ms else "",
