@@ -65,6 +65,12 @@ def data_and_training():
     nparams = sum(p.numel() for p in model.parameters())
     check(nparams == tta_rank.WIDE_ROWS * 32 + 32 * 10 + 10,
           "wide model of width 32: table and output layer (%d)" % nparams)
+    m = type("A", (), {"model": "mlp", "embed_dim": 0, "hidden": [512, 512]})()
+    mlp_params = sum(p.numel() for p in tta_rank.make_model(1, m).parameters())
+    check(mlp_params == 301066 and mlp[0].dtype == torch.float32 and
+          mlp[0].shape == (1437, 64),
+          "MLP 64-512-512-10 (%d parameters) on 64 standardized pixels"
+          % mlp_params)
     again = tta_rank.make_model(1, a)
     check(all(torch.equal(x, y) for x, y in
               zip(model.parameters(), again.parameters())),
@@ -91,7 +97,7 @@ def main():
     torch.set_num_threads(1)
     feature_rows()
     data_and_training()
-    finish(11)
+    finish(12)
 
 
 if __name__ == "__main__":
