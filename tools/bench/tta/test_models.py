@@ -52,6 +52,11 @@ def feature_rows():
           "changing pixel 27 changes its feature and its 4 pairs' only")
 
 
+def options(*argv):
+    """tta_rank's own options, as a rank parses them."""
+    return tta_rank.parse(["--out", ".", "--profile", "calm="] + list(argv))
+
+
 def data_and_training():
     wide = tta_rank.load_data(1, "wide")
     mlp = tta_rank.load_data(1, "mlp")
@@ -60,12 +65,12 @@ def data_and_training():
           "wide data: 1437 training and 360 test images of 176 rows")
     check(torch.equal(wide[1], mlp[1]) and torch.equal(wide[3], mlp[3]),
           "both models get the same split")
-    a = type("A", (), {"model": "wide", "embed_dim": 32, "hidden": []})()
+    a = options("--model", "wide", "--embed-dim", "32")
     model = tta_rank.make_model(1, a)
     nparams = sum(p.numel() for p in model.parameters())
     check(nparams == tta_rank.WIDE_ROWS * 32 + 32 * 10 + 10,
           "wide model of width 32: table and output layer (%d)" % nparams)
-    m = type("A", (), {"model": "mlp", "embed_dim": 0, "hidden": [512, 512]})()
+    m = options("--model", "mlp", "--hidden", "512,512")
     mlp_params = sum(p.numel() for p in tta_rank.make_model(1, m).parameters())
     check(mlp_params == 301066 and mlp[0].dtype == torch.float32 and
           mlp[0].shape == (1437, 64),
