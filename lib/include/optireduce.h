@@ -204,8 +204,8 @@ struct optireduce_stats {
 	uint64_t ready_missed;		/* ... that went without one after
 					 * a minute's wait */
 	uint64_t catch_up_calls;	/* lossy calls whose deadlines waited
-					 * for a peer's first message, after
-					 * a call that lost every entry */
+					 * for a message from each peer that
+					 * was silent in the call before */
 	uint64_t calls_direct;		/* subset of calls_lossy: one round,
 					 * every buffer to all (direct_kb) */
 	uint64_t reserved[2];

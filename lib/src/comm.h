@@ -149,8 +149,11 @@ struct or_active {
 	 */
 	int gated;
 	/* A catch-up call (see catch_up() in engine.c): deadlines count
-	 * from the first message a peer delivers. */
+	 * from when the peers silent in the last call have each delivered
+	 * a message; awaited of them still have not. */
 	int catch_up;
+	unsigned int awaited;
+	uint8_t *heard;			/* a message of this peer arrived */
 	unsigned int waiting;
 	int64_t wait_since;
 	uint8_t *ready, *p1_issued;
@@ -201,7 +204,8 @@ struct optireduce_comm {
 	uint64_t stats_ready_wait;	/* progress thread; copied to stats */
 	uint64_t stats_ready_missed;
 	uint64_t stats_catch_up;
-	int catch_up_next;		/* the last lossy call lost it all */
+	int catch_up_next;		/* some peer was silent in the last */
+	uint8_t *silent;		/* [size]: ... which (engine.c) */
 	uint64_t fallback_until;
 	unsigned int trips_in_row;	/* trips without a clean lossy call */
 	double loss_avg;		/* moving average of reported loss */

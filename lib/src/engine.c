@@ -80,6 +80,8 @@ int or_engine_alloc(optireduce_comm *c)
 	a->p2_recv = calloc(n, 1);
 	a->ready = calloc(n, 1);
 	a->p1_issued = calloc(n, 1);
+	a->heard = calloc(n, 1);
+	c->silent = calloc(n, 1);
 	c->ready_sink = calloc(n, sizeof(uint64_t));
 	c->t_b = calloc(n, sizeof(uint64_t));
 	a->p1_nmiss = calloc(n, sizeof(uint32_t));
@@ -93,7 +95,7 @@ int or_engine_alloc(optireduce_comm *c)
 					 sizeof(struct or_report));
 	c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!a->p1_recv || !a->p1_send || !a->p2_recv || !a->ready ||
-	    !a->p1_issued || !c->ready_sink || !c->t_b || !a->p1_nmiss ||
+	    !a->p1_issued || !a->heard || !c->silent || !c->ready_sink || !c->t_b || !a->p1_nmiss ||
 	    !a->p2_nmiss || !a->p1_miss || !a->p2_miss || !c->contrib ||
 	    !c->events || c->wake_fd < 0)
 		return -ENOMEM;
@@ -112,6 +114,8 @@ void or_engine_free(optireduce_comm *c)
 	free(a->p2_recv);
 	free(a->ready);
 	free(a->p1_issued);
+	free(a->heard);
+	free(c->silent);
 	free(c->ready_sink);
 	free(c->t_b);
 	free(a->p1_nmiss);
@@ -548,6 +552,23 @@ static int grow(float **buf, size_t *cap, size_t need)
 	return *buf ? 0 : -ENOMEM;
 }
 
+/*
+ * After a lossy call: the peers none of whose messages arrived in time
+ * (heard[] still 0) are the ones the next call waits for, if it is a
+ * catch-up call (catch_up()).
+ */
+static void note_silent(optireduce_comm *c)
+{
+	struct or_active *a = &c->act;
+	int any = 0;
+
+	for (int j = 0; j < c->size; j++) {
+		c->silent[j] = !a->heard[j];
+		any |= c->silent[j];
+	}
+	c->catch_up_next = any;
+}
+
 static void finish(optireduce_comm *c)
 {
 	struct or_active *a = &c->act;
@@ -597,8 +618,7 @@ static void finish(optireduce_comm *c)
 		res->flags |= OPTIREDUCE_RES_ESTIMATED;
 	if (!a->reliable) {
 		res->deadline_ns = a->bound;
-		c->catch_up_next = n > 1 && res->expected &&
-				   res->lost == res->expected;
+		note_silent(c);
 		if ((double)res->lost * 1e6 >
 		    (double)a->loss_ppm * res->expected)
 			res->flags |= OPTIREDUCE_RES_LOSS_HIGH;
@@ -694,21 +714,23 @@ static int gated(optireduce_comm *c, struct or_call *call)
 }
 
 /*
- * A catch-up call. A rank that starts a call ahead of all its peers by
- * more than the bound gets none of their data in time: it loses every
- * entry, and at its deadline starts the next call, still ahead. Its peers,
- * in step among themselves, find its data waiting in their backlogs and
- * take their usual time, so the lead only shrinks by what the bound
- * exceeds that time, and the margin grows by one step a call: in the
- * guest, a rank that came out of the warm-up 10 ms ahead lost six 4 KiB
- * calls whole. After a lossy call that lost every entry, the next lossy
- * call of an ungated size therefore counts its deadlines from the first
- * message a peer delivers (start_clock()) instead of from its start: it
- * waits for its peers to catch up, as a gated call would, but needs no
- * signal from them. It waits a second at most (OR_CATCH_UP_WAIT_NS):
- * without a message by then, its receives end a bound later. A call that
- * loses everything for another reason (the network) costs a call that
- * waits that long.
+ * A catch-up call. A rank that starts a call ahead of some of its peers
+ * by more than the bound gets none of their data in time: it loses their
+ * entries, and at its deadline starts the next call, still ahead. They,
+ * in step with the rest, find its data waiting in their backlogs and take
+ * their usual time, so the lead only shrinks by what the bound exceeds
+ * that time, and the margin grows by one step a call: in the guest, a
+ * rank that came out of the warm-up 10 ms ahead of all three peers lost
+ * six 4 KiB calls whole, and two ranks 12 ms ahead of the other two lost
+ * two thirds of three calls' entries. So after a lossy call in which some
+ * peer was silent (not one of its messages arrived in time, note_silent()),
+ * the next lossy call of an ungated size is a catch-up call: its deadlines
+ * count from the moment every such peer has delivered a message
+ * (start_clock()) instead of from its start. It waits for them to catch
+ * up, as a gated call would, but needs no signal from them, so no rank has
+ * to agree to it. It waits a second at most (OR_CATCH_UP_WAIT_NS): without
+ * those messages by then, its receives end a bound later. A peer silent
+ * for another reason (the network) costs a call that waits that long.
  */
 static int catch_up(optireduce_comm *c)
 {
@@ -716,6 +738,13 @@ static int catch_up(optireduce_comm *c)
 	int want = c->catch_up_next && !a->reliable && c->size > 1 &&
 		   !a->gated && a->len;
 
+	/* A peer with nothing to send this call cannot be waited for. */
+	a->awaited = 0;
+	for (int j = 0; j < c->size; j++) {
+		c->silent[j] &= want && !a->heard[j];
+		a->awaited += c->silent[j];
+	}
+	want = a->awaited > 0;
 	c->catch_up_next = 0;
 	c->stats_catch_up += want;
 	return want;
@@ -773,6 +802,20 @@ static void start_clock(optireduce_comm *c)
 				       recv_deadline(a, last));
 	if (rc)
 		break_comm(c, rc);
+}
+
+/* A receive from peer completed: heard from it (if anything arrived), and
+ * one fewer silent peer for a catch-up call to wait for. */
+static void on_peer_recv(optireduce_comm *c, int peer, uint64_t bytes)
+{
+	struct or_active *a = &c->act;
+
+	a->heard[peer] |= bytes > 0;
+	if (!a->catch_up || a->base || !c->silent[peer])
+		return;
+	c->silent[peer] = 0;
+	if (!--a->awaited)
+		start_clock(c);
 }
 
 /*
@@ -1037,8 +1080,6 @@ static int activate(optireduce_comm *c)
 	/* An empty shard is never sent; a direct call has no phase 2. */
 	a->p2_send = !a->len || a->direct;
 	a->gated = gated(c, call);
-	a->catch_up = catch_up(c);
-	a->base = a->gated || a->catch_up ? 0 : a->t0;
 	a->waiting = 0;
 	for (int j = 0; j < n; j++) {
 		int empty = j == me || !shard_len(a, j);
@@ -1048,7 +1089,11 @@ static int activate(optireduce_comm *c)
 		a->p1_issued[j] = empty;
 		a->p2_recv[j] = empty || a->direct;
 		a->ready[j] = j == me || !a->gated;
+		/* Nothing to hear from it: never silent. */
+		a->heard[j] = a->p1_recv[j] && a->p2_recv[j];
 	}
+	a->catch_up = catch_up(c);
+	a->base = a->gated || a->catch_up ? 0 : a->t0;
 	rc = report_start(c, seq, !a->reliable && n > 1, bytes);
 	if (!rc && a->gated)
 		rc = post_ready(c, seq);
@@ -1130,9 +1175,8 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 				 c->rank, kind, (unsigned long long)seq);
 		return;
 	}
-	if (a->catch_up && !a->base &&
-	    (kind == UD_P1_RECV || kind == UD_P2_RECV))
-		start_clock(c);
+	if (kind == UD_P1_RECV || kind == UD_P2_RECV)
+		on_peer_recv(c, peer, e->bytes);
 	switch (kind) {
 	case UD_P1_RECV:
 		a->p1_recv[peer] = 1;

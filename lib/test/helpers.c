@@ -151,6 +151,13 @@ void t_world_allreduce(struct t_world *w, void **bufs, size_t count, int dtype,
 	t_world_allreduce_late(w, bufs, count, dtype, op, res, 0);
 }
 
+void t_world_fill(struct t_world *w, void **bufs, size_t count, uint64_t salt)
+{
+	for (int r = 0; r < w->n; r++)
+		for (size_t i = 0; i < count; i++)
+			((float *)bufs[r])[i] = t_value(r, i, salt);
+}
+
 void t_world_allreduce_late(struct t_world *w, void **bufs, size_t count,
 			    int dtype, int op, struct optireduce_result *res,
 			    int late_ms)

@@ -70,6 +70,8 @@ struct t_world {
 void t_world_init(struct t_world *w, int n, const struct optireduce_config *cfg,
 		  const struct or_sim_loss *loss);
 void t_world_fini(struct t_world *w);
+/* Rank r's float buffer bufs[r]: t_value(r, i, salt) for each of count. */
+void t_world_fill(struct t_world *w, void **bufs, size_t count, uint64_t salt);
 /* One allreduce on every rank (bufs[r]), async start then wait. */
 void t_world_allreduce(struct t_world *w, void **bufs, size_t count, int dtype,
 		       int op, struct optireduce_result *res);

@@ -31,9 +31,7 @@ int main(void)
 	for (int r = 0; r < N; r++)
 		b[r] = bufs[r];
 	for (int call = 0; call <= WARMUP; call++) {
-		for (int r = 0; r < N; r++)
-			for (int i = 0; i < COUNT; i++)
-				bufs[r][i] = t_value(r, i, call);
+		t_world_fill(&w, b, COUNT, call);
 		t_world_allreduce_late(&w, b, COUNT, OPTIREDUCE_FLOAT32,
 				       OPTIREDUCE_SUM, res,
 				       call < WARMUP ? SKEW_MS : 0);

@@ -58,9 +58,7 @@ int main(void)
 	for (int r = 0; r < N; r++)
 		b[r] = bufs[r];
 	for (int call = 0; call < CALLS; call++) {
-		for (int r = 0; r < N; r++)
-			for (int i = 0; i < COUNT; i++)
-				bufs[r][i] = t_value(r, i, call);
+		t_world_fill(&w, b, COUNT, call);
 		t_world_allreduce(&w, b, COUNT, OPTIREDUCE_FLOAT32,
 				  OPTIREDUCE_SUM, res[call]);
 	}

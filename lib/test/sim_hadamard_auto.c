@@ -65,9 +65,7 @@ static void run(unsigned int mode)
 		}
 		want = mode == OPTIREDUCE_HADAMARD_ON ||
 		       (mode == OPTIREDUCE_HADAMARD_AUTO && call >= WARMUP && on);
-		for (int r = 0; r < N; r++)
-			for (int i = 0; i < COUNT; i++)
-				bufs[r][i] = t_value(r, i, call);
+		t_world_fill(&w, b, COUNT, call);
 		t_world_allreduce(&w, b, COUNT, OPTIREDUCE_FLOAT32,
 				  OPTIREDUCE_SUM, res);
 		for (int r = 0; r < N; r++) {

@@ -66,9 +66,7 @@ int main(void)
 	for (int call = 0; call < WARMUP + LATE_CALLS + DROP_CALLS; call++) {
 		struct optireduce_stats st2, st1, st0;
 
-		for (int r = 0; r < N; r++)
-			for (int i = 0; i < COUNT; i++)
-				bufs[r][i] = t_value(r, i, call);
+		t_world_fill(&w, b, COUNT, call);
 		t_world_allreduce(&w, b, COUNT, OPTIREDUCE_FLOAT32,
 				  OPTIREDUCE_SUM, res);
 		st0 = stats(&w, 0);

@@ -87,9 +87,7 @@ static void run(int n, unsigned int incast)
 	for (int r = 0; r < n; r++)
 		b[r] = bufs[r];
 	for (int call = 0; call < CALLS; call++) {
-		for (int r = 0; r < n; r++)
-			for (int i = 0; i < COUNT; i++)
-				bufs[r][i] = t_value(r, i, call);
+		t_world_fill(&w, b, COUNT, call);
 		t_world_allreduce_late(&w, b, COUNT, OPTIREDUCE_FLOAT32,
 				       OPTIREDUCE_SUM, res,
 				       call < WARMUP ? SKEW_MS : 0);

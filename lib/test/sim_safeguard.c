@@ -61,9 +61,7 @@ int main(void)
 	for (int call = 0; call < CALLS; call++) {
 		uint32_t want;
 
-		for (int r = 0; r < N; r++)
-			for (int i = 0; i < COUNT; i++)
-				bufs[r][i] = t_value(r, i, call);
+		t_world_fill(&w, b, COUNT, call);
 		t_world_allreduce(&w, b, COUNT, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, res);
 		/* The transform is on for every call (ON). */
 		if (call < 3)

@@ -8,7 +8,7 @@
  *   ar_rank [--calls N] [--count N] [--inflight K] [--check exact|bounded|none]
  *           [--common K] [--spread D] [--per-call] [--path kernel|tcp]
  *           [--late-rank R --late-ms MS [--late-from N]]
- *           [--ahead-rank R --ahead-ms MS --ahead-at N]
+ *           [--ahead-rank R ... --ahead-ms MS --ahead-at N]
  *
  * Data of call c on rank r: x[i] = common(c, i) + spread(c, r, i), with
  * |common| <= K and |spread| <= D integers. Checks (why they hold: see
@@ -38,11 +38,13 @@
  * rank whose computation ran long, which its peers' bounds never saw).
  * --ahead-rank R --ahead-ms MS --ahead-at N: every rank but R sleeps MS
  * once, before call N, so that R starts it and the calls after it ahead
- * of all its peers.
+ * of all its peers. --ahead-rank may be given again: those ranks are then
+ * ahead together, in step among themselves.
  * Exit status 0 when every check held.
  */
 #include <getopt.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +55,8 @@
 
 struct opts {
 	int calls, inflight, per_call, late_rank, late_ms, late_from;
-	int ahead_rank, ahead_ms, ahead_at;
+	int ahead_ms, ahead_at;
+	uint64_t ahead;			/* --ahead-rank, one bit each */
 	size_t count;
 	int common, spread;
 	const char *check, *path;
@@ -62,6 +65,7 @@ struct opts {
 struct tally {
 	unsigned long long inexact, failed_calls;
 	unsigned long long whole_lost;	/* calls that lost every entry */
+	unsigned long long some_lost;	/* calls that lost any */
 	double max_err;
 };
 
@@ -209,7 +213,7 @@ static int parse(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .calls = 10, .inflight = 1, .count = 65536,
 			    .common = 200, .spread = 2, .check = "exact",
-			    .late_rank = -1, .ahead_rank = -1 };
+			    .late_rank = -1 };
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'n': o->calls = atoi(optarg); break;
@@ -223,7 +227,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'L': o->late_rank = atoi(optarg); break;
 		case 'M': o->late_ms = atoi(optarg); break;
 		case 'F': o->late_from = atoi(optarg); break;
-		case 'A': o->ahead_rank = atoi(optarg); break;
+		case 'A':
+			ch = atoi(optarg);
+			if (ch < 0 || ch > 63)
+				return -1;
+			o->ahead |= 1ull << ch;
+			break;
 		case 'B': o->ahead_ms = atoi(optarg); break;
 		case 'C': o->ahead_at = atoi(optarg); break;
 		default: return -1;
@@ -233,7 +242,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	    o->common < 0 || o->spread < 0 || o->late_ms < 0 ||
 	    o->late_from < 0 ||
 	    (o->late_ms && o->late_rank < 0) || o->ahead_ms < 0 ||
-	    o->ahead_at < 0 || (o->ahead_ms && o->ahead_rank < 0))
+	    o->ahead_at < 0 || (o->ahead_ms && !o->ahead))
 		return -1;
 	return 0;
 }
@@ -253,7 +262,7 @@ static int batch(optireduce_comm *c, const struct opts *o, float **bufs,
 			bufs[b][i] = value(o, first + b, rank, i);
 		if (rank == o->late_rank && first + b >= o->late_from)
 			sleep_ms(o->late_ms);
-		if (rank != o->ahead_rank && first + b == o->ahead_at)
+		if (!(o->ahead >> rank & 1) && first + b == o->ahead_at)
 			sleep_ms(o->ahead_ms);
 		t_start[b] = now_ns();
 		rc = k == 1 ? optireduce_allreduce(c, bufs[b], o->count,
@@ -277,6 +286,7 @@ static int batch(optireduce_comm *c, const struct opts *o, float **bufs,
 		}
 		t->inexact += oc.inexact;
 		t->whole_lost += res.expected && res.lost == res.expected;
+		t->some_lost += res.lost > 0;
 		if (oc.max_err > t->max_err)
 			t->max_err = oc.max_err;
 		if (o->per_call)
@@ -349,7 +359,7 @@ int main(int argc, char **argv)
 	       "lost=%llu expected=%llu compensated=%llu kernel_bytes_lost=%lld "
 	       "kernel_tx_bytes=%lld kernel_rx_bytes=%lld late_bytes=%llu "
 	       "steady_allocs=%ld ready_wait_ms=%.1f ready_missed=%llu "
-	       "catch_up_calls=%llu whole_lost=%llu direct=%llu "
+	       "catch_up_calls=%llu whole_lost=%llu some_lost=%llu direct=%llu "
 	       "deadline_ms=%.3f margin_pct=%llu "
 	       "sends_in_place=%llu sends_async=%llu "
 	       "inexact=%llu failed_calls=%llu max_err=%g error=%d ",
@@ -363,7 +373,7 @@ int main(int argc, char **argv)
 	       kdelta(&k0, &k1, "bytes_lost"), kdelta(&k0, &k1, "tx_bytes"),
 	       kdelta(&k0, &k1, "rx_bytes"), late, steady,
 	       st.ready_wait_ns / 1e6, (unsigned long long)st.ready_missed,
-	       (unsigned long long)st.catch_up_calls, t.whole_lost,
+	       (unsigned long long)st.catch_up_calls, t.whole_lost, t.some_lost,
 	       (unsigned long long)st.calls_direct,
 	       st.deadline_ns / 1e6, (unsigned long long)st.margin_pct,
 	       (unsigned long long)sends_in_place,
