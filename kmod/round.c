@@ -91,6 +91,7 @@ static void optr_post_free(struct optr_post *p)
 {
 	if (p->npages)
 		unpin_user_pages_dirty_lock(p->pages, p->npages, true);
+	mm_unaccount_pinned_pages(&p->mmp);
 	kvfree(p->pages);
 	optr_ranges_free(&p->got);
 	kfree(p);
@@ -525,7 +526,11 @@ static void optr_round_open(struct optr_sock *osk, struct optr_round *r,
  * Pin the user buffer the iterator describes (one segment, writable).
  * Long-term: the pin lasts until userspace reads the post's completion,
  * so pages are first moved out of movable zones and CMA, and file
- * mappings that writeback could race with are refused.
+ * mappings that writeback could race with are refused. Pages a user
+ * keeps pinned are memory it has locked: they count against its
+ * RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK, as MSG_ZEROCOPY's do
+ * (optr_post_free() gives them back), so that an unprivileged user
+ * cannot pin the machine's memory by posting and never reading.
  */
 static int optr_post_pin(struct optr_post *p, struct iov_iter *iter)
 {
@@ -535,6 +540,8 @@ static int optr_post_pin(struct optr_post *p, struct iov_iter *iter)
 
 	if (!uaddr)
 		return -EINVAL;
+	if (mm_account_pinned_pages(&p->mmp, p->len))
+		return -ENOMEM;
 	p->pgoff = offset_in_page(uaddr);
 	npages = DIV_ROUND_UP((u64)p->pgoff + p->len, PAGE_SIZE);
 	p->pages = kvmalloc_array(npages, sizeof(*p->pages),

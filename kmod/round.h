@@ -39,6 +39,7 @@ struct optr_post {
 	unsigned int pgoff;		/* of the buffer in pages[0] */
 	unsigned int npages;
 	struct page **pages;		/* pinned while posted */
+	struct mmpin mmp;		/* ... and charged to the poster */
 	struct optr_ranges got;
 	bool started;			/* a fragment was placed */
 	bool last_seen;

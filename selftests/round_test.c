@@ -7,7 +7,8 @@
  * byte-exact delivery, the early-arrival backlog, deadlines, the early
  * timeout, cancel, stale rounds, duplicate and out-of-bounds fragments,
  * truncated completion records, many rounds in flight, poll/epoll, the
- * adaptive estimate, and slab usage over thousands of rounds.
+ * adaptive estimate, pinned buffers charged to RLIMIT_MEMLOCK, and slab
+ * usage over thousands of rounds.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -16,7 +17,10 @@
 #include <poll.h>
 #include <stdint.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "kselftest_harness.h"
@@ -663,6 +667,60 @@ TEST_F(pair, max_rounds_enforced)
 	EXPECT_EQ(-1, optr_post(self->b, 5, 0, 0, 0, 0, 0, dst, sizeof(dst)));
 	EXPECT_EQ(ENOBUFS, errno);
 	optr_param_set("max_rounds", saved);
+}
+
+/*
+ * A posted buffer stays pinned until its completion is read: pages the
+ * poster has locked, charged to its RLIMIT_MEMLOCK when it lacks
+ * CAP_IPC_LOCK. A child that is uid 65534 (no capabilities) with a
+ * 64 KiB limit posts on the fixture's socket: one 32 KiB post fits (8
+ * pages, charged as 10, as MSG_ZEROCOPY charges), a second does not
+ * (ENOMEM) while the first is pending, and does once the first's
+ * completion was read. Exit status: the step that failed.
+ */
+static int memlock_child(int fd)
+{
+	struct rlimit rl = { 64 << 10, 64 << 10 };
+	size_t len = 32 << 10;
+	struct optr_compl c;
+	__u8 *buf;
+
+	buf = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED || setrlimit(RLIMIT_MEMLOCK, &rl) ||
+	    setgid(65534) || setuid(65534))
+		return 10;
+	if (optr_post(fd, 1, 0, 0, 0, LONG_US, 0, buf, len))
+		return 11;
+	if (optr_post(fd, 2, 0, 0, 0, LONG_US, 0, buf + len, len) != -1 ||
+	    errno != ENOMEM)
+		return 12;
+	/* Still charged while the completion waits to be read. */
+	if (optr_cancel(fd, 1) ||
+	    optr_post(fd, 2, 0, 0, 0, LONG_US, 0, buf + len, len) != -1 ||
+	    errno != ENOMEM)
+		return 13;
+	if (optr_recv_one(fd, &c, 5000) || c.h.round != 1)
+		return 14;
+	if (optr_post(fd, 2, 0, 0, 0, LONG_US, 0, buf + len, len))
+		return 15;
+	if (optr_cancel(fd, 2) || optr_recv_one(fd, &c, 5000) ||
+	    c.h.round != 2)
+		return 16;
+	return 0;
+}
+
+TEST_F(pair, pins_count_against_memlock)
+{
+	int st;
+	pid_t pid = fork();
+
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(memlock_child(self->b));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
 }
 
 /* 64 rounds open at once, sent in reverse order, all complete. */

@@ -804,13 +804,15 @@ static void start_clock(optireduce_comm *c)
 		break_comm(c, rc);
 }
 
-/* A receive from peer completed: heard from it (if anything arrived), and
- * one fewer silent peer for a catch-up call to wait for. */
-static void on_peer_recv(optireduce_comm *c, int peer, uint64_t bytes)
+/* A receive from peer completed: heard from it (if anything arrived, or
+ * if our receive never was: no sign of the peer either way), and one
+ * fewer silent peer for a catch-up call to wait for. */
+static void on_peer_recv(optireduce_comm *c, const struct or_cqe *e,
+			 int peer)
 {
 	struct or_active *a = &c->act;
 
-	a->heard[peer] |= bytes > 0;
+	a->heard[peer] |= e->bytes > 0 || (e->flags & OR_CQE_UNPOSTED);
 	if (!a->catch_up || a->base || !c->silent[peer])
 		return;
 	c->silent[peer] = 0;
@@ -1176,7 +1178,7 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 		return;
 	}
 	if (kind == UD_P1_RECV || kind == UD_P2_RECV)
-		on_peer_recv(c, peer, e->bytes);
+		on_peer_recv(c, e, peer);
 	switch (kind) {
 	case UD_P1_RECV:
 		a->p1_recv[peer] = 1;

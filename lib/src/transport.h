@@ -64,7 +64,9 @@
  *
  * Errors
  *   A completion with res < 0 (a peer died, protocol error) is fatal for
- *   the communicator: the engine fails the call and every later one.
+ *   the communicator: the engine fails the call and every later one. A
+ *   lossy receive that found no memory is a loss, not an error
+ *   (OR_CQE_UNPOSTED).
  */
 
 #include <stddef.h>
@@ -121,6 +123,10 @@ struct or_send {
 #define OR_CQE_RECV		(1u << 0)	/* else a send completed */
 #define OR_CQE_DEADLINE		(1u << 1)	/* ended by its deadline */
 #define OR_CQE_TRUNCATED	(1u << 2)	/* missing list was cut */
+/* A lossy receive the transport could not take (no memory, or no more
+ * locked memory for its buffer): it ends at once, all of it missing. It
+ * says nothing of the peer, which may well have sent on time. */
+#define OR_CQE_UNPOSTED		(1u << 3)
 
 struct or_cqe {
 	uint64_t user_data;

@@ -58,6 +58,41 @@ static int send_loss_only(int res)
 	       res == -ENETUNREACH || res == -EAGAIN || res == -EINTR;
 }
 
+/* A receive of which nothing came: one missing range, the whole. */
+static void miss_all(struct kt_op *op, struct or_cqe *c)
+{
+	if (op->max_missing) {
+		op->missing[0] = (struct or_range){ 0, op->len };
+		c->nr_missing = 1;
+	}
+}
+
+/*
+ * A post the kernel had no memory for (ENOMEM): most often its buffer,
+ * pinned until the completion is read, would have taken this user past
+ * RLIMIT_MEMLOCK. A lossy receive that cannot be made loses its message:
+ * the call goes on, counts it lost and compensates, and a limit that
+ * makes that the rule shows in the loss rate, where the safeguard moves
+ * calls to TCP. Said once per process, with the remedy.
+ */
+static struct or_cqe unposted(struct kt *kt, struct kt_op *op)
+{
+	static int told;
+	struct or_cqe c = {
+		.user_data = op->user_data,
+		.flags = OR_CQE_RECV | OR_CQE_UNPOSTED,
+	};
+
+	if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+		or_log(kt->quiet, "a %llu-byte receive could not be posted: "
+		       "no memory, or its pinned buffer would exceed the "
+		       "locked-memory limit (ulimit -l, RLIMIT_MEMLOCK); its "
+		       "data counts as lost. Raise the limit or grant "
+		       "CAP_IPC_LOCK", (unsigned long long)op->len);
+	miss_all(op, &c);
+	return c;
+}
+
 /*
  * A post to a round that had already ended (ESTALE, though the round was
  * opened by an earlier post of ours): the progress thread came after the
@@ -75,10 +110,7 @@ static struct or_cqe late_post(struct kt *kt, struct kt_op *op)
 	or_debug("kernel: rank %d: receive posted after round %u ended",
 		 kt->t.rank, op->round);
 	kt->late_bytes += op->len;
-	if (op->max_missing) {
-		op->missing[0] = (struct or_range){ 0, op->len };
-		c.nr_missing = 1;
-	}
+	miss_all(op, &c);
 	return c;
 }
 
@@ -97,6 +129,8 @@ void kt_op_done(struct kt *kt, struct kt_op *op, int res)
 				     .flags = OR_CQE_RECV };
 		if (res == -ESTALE && !op->opener)
 			c = late_post(kt, op);
+		else if (res == -ENOMEM)
+			c = unposted(kt, op);
 		else
 			or_debug("kernel: rank %d: post of round %u failed: %s",
 				 kt->t.rank, op->round, strerror(-res));

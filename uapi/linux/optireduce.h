@@ -78,7 +78,9 @@
  * ENOPROTOOPT. Other errors: EISCONN (joined twice), ENOTCONN (not joined),
  * EEXIST (a post for the same round/source/message is pending), ESTALE (the
  * round is older than one this socket already opened), ENOENT (cancel of a
- * round that is not open), ENOBUFS (max_rounds open), EMSGSIZE (message
+ * round that is not open), ENOBUFS (max_rounds open), ENOMEM (also: the
+ * buffer, pinned until its completion is read, would take the poster past
+ * its RLIMIT_MEMLOCK; CAP_IPC_LOCK is exempt), EMSGSIZE (message
  * longer than OPTIREDUCE_MAX_MSG), EADDRINUSE (that communicator and rank
  * already joined in this namespace, or, at the namespace's first join,
  * another socket holds the module's UDP port there), ETIMEDOUT (a send reached its timeout
