@@ -35,8 +35,20 @@
 /* Room for what arrives between two drains, and for whole GSO batches. */
 #define OPTR_UDP_RCVBUF		(8 << 20)
 
+/*
+ * Datagrams one call takes off the queue at most. UDP calls sk_data_ready
+ * once for every datagram it queues, on the CPU that received it, so
+ * there are never fewer calls than datagrams and each call that finds the
+ * queue non-empty takes at least one: nothing is left behind. Without a
+ * cap one CPU's softirq would go on placing what other CPUs keep queueing
+ * under a sustained burst, outside any NAPI budget; with it each CPU does
+ * about the work it received.
+ */
+#define OPTR_UDP_DRAIN_BUDGET	64
+
 static void optr_udp_data_ready(struct sock *sk)
 {
+	int budget = OPTR_UDP_DRAIN_BUDGET;
 	struct optr_net *on;
 	struct sk_buff *skb;
 	int err;
@@ -46,7 +58,7 @@ static void optr_udp_data_ready(struct sock *sk)
 	/* Closing: whatever is still queued goes with the socket. */
 	if (unlikely(!on))
 		goto out;
-	while ((skb = skb_recv_udp(sk, MSG_DONTWAIT, &err))) {
+	while (budget-- && (skb = skb_recv_udp(sk, MSG_DONTWAIT, &err))) {
 		/* UDP kept its own scratch there (dev_scratch); the skb
 		 * lives on in queues of ours, where no device is meant.
 		 */
@@ -120,6 +132,11 @@ int optr_udp_open(struct optr_net *on)
 	 */
 	udp_tunnel_encap_enable(sk);
 	rcu_assign_sk_user_data(sk, on);
+	/* What arrived since the socket was bound is placed along with the
+	 * next datagram (each call drains several). Not drained here: the
+	 * namespace's first member is still joining, and no member socket
+	 * would take it yet.
+	 */
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_data_ready = optr_udp_data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
