@@ -131,6 +131,15 @@ static void deliver(struct or_sim_fabric *f, struct sim_ep *dst,
 	free(p);
 }
 
+/* A receive of which nothing came: one missing range, the whole. */
+static void miss_all(const struct or_recv *r, struct or_cqe *c)
+{
+	if (r->len && r->max_missing) {
+		r->missing[0] = (struct or_range){ 0, r->len };
+		c->nr_missing = 1;
+	}
+}
+
 static void expire(struct sim_ep *e, struct sim_post *p)
 {
 	struct or_cqe c = {
@@ -138,10 +147,7 @@ static void expire(struct sim_ep *e, struct sim_post *p)
 		.flags = OR_CQE_RECV | OR_CQE_DEADLINE,
 	};
 
-	if (p->r.len && p->r.max_missing) {
-		p->r.missing[0] = (struct or_range){ 0, p->r.len };
-		c.nr_missing = 1;
-	}
+	miss_all(&p->r, &c);
 	/* Only stragglers expire here: their data comes after the deadline. */
 	e->late_bytes += p->r.len;
 	push_cqe(e, &c);
@@ -163,6 +169,17 @@ static int sim_post_recv(struct or_transport *t, const struct or_recv *rx)
 		return -EINVAL;
 	if (f->lossy && f->loss.posted)
 		f->loss.posted(f->loss.arg, t->rank, rx);
+	if (f->lossy && f->loss.unposted &&
+	    f->loss.unposted(f->loss.arg, rx->src, t->rank, rx->tag)) {
+		struct or_cqe c = { .user_data = rx->user_data,
+				    .flags = OR_CQE_RECV | OR_CQE_UNPOSTED };
+
+		miss_all(rx, &c);
+		pthread_mutex_lock(&f->lock);
+		push_cqe(e, &c);
+		pthread_mutex_unlock(&f->lock);
+		return 0;
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;

@@ -24,6 +24,10 @@ struct or_sim_loss {
 	/* 1: message src -> dst never arrives; its receive ends at its
 	 * deadline (a straggler). NULL: none. */
 	int (*late)(void *arg, int src, int dst, uint64_t tag);
+	/* 1: rank dst cannot post its receive of src's message tag (as the
+	 * kernel transport when the buffer cannot be pinned): it completes
+	 * at once, OR_CQE_UNPOSTED, all missing. NULL: none. */
+	int (*unposted)(void *arg, int src, int dst, uint64_t tag);
 	/* Sees every receive rank posts, with the deadline and early-timeout
 	 * hint the engine gave it. NULL: none. */
 	void (*posted)(void *arg, int rank, const struct or_recv *rx);
