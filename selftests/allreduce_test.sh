@@ -38,9 +38,10 @@
 #                 second for a first message, then the safeguard moves the
 #                 calls to TCP.
 #   memlock       ranks of an unprivileged user whose RLIMIT_MEMLOCK is
-#                 smaller than a receive buffer: those receives are lost,
-#                 not errors, with one notice, and the safeguard moves the
-#                 calls to TCP.
+#                 smaller than a call's receive buffers take TCP for such
+#                 calls, agreeing on the smallest budget among them; where
+#                 the kernel refuses a receive anyway, it is lost, not an
+#                 error, and the safeguard moves the calls to TCP.
 #   no module     after rmmod: one notice line, the TCP path, exact sums.
 #
 # Why the error bounds hold. Rank r's data is x_r = c + d_r, |d_r| <= D
@@ -517,31 +518,69 @@ if runnable "lossy path down" 4; then
 	fi
 fi
 
-# --- a locked-memory limit: receives that cannot pin their buffers --------
+# --- a locked-memory limit ----------------------------------------------
 # A posted buffer stays pinned until its completion is read, charged to
-# the user's RLIMIT_MEMLOCK. Ranks of uid 65534 under a 64 KiB limit
-# cannot post their 128 KiB receives: each lossy call loses what those
-# would have brought, within the error bound, and goes on; each rank says
-# so once; no catch-up call waits for a peer that did send; the
-# safeguard's reports move the calls to TCP.
+# the user's RLIMIT_MEMLOCK. Ranks agree on the smallest budget among them
+# when they connect, and calls that would pin more take TCP on every rank:
+#   limit    uid 65534 under 64 KiB: its 256 KiB calls (128 KiB receives)
+#            go over TCP from the first one after the warm-up, exact, with
+#            one notice per rank;
+#   agreed   only rank 1 has a 64 KiB budget (OPTIREDUCE_MEMLOCK_KB): rank
+#            0, root, takes TCP for the same calls too;
+#   unposted the library is told a budget the kernel does not grant
+#            (OPTIREDUCE_MEMLOCK_KB=unlimited under a 64 KiB limit): each
+#            receive it cannot post is lost, not an error, within the
+#            error bound, with one notice; no catch-up call waits for a
+#            peer that did send; the safeguard moves the calls to TCP.
+NOBODY=(prlimit --memlock=65536:65536 setpriv --reuid=65534 --regid=65534
+	--clear-groups)
 if runnable "locked-memory limit" 2; then
-	name="n=2 locked-memory limit"
-	RUN_AS=(prlimit --memlock=65536:65536 setpriv --reuid=65534
-		--regid=65534 --clear-groups)
-	if run_case "$name" 2 OPTIREDUCE_HADAMARD=off -- --calls 14 \
-		    --count 65536 --check bounded &&
-	   check_path "$name" 2 kernel &&
-	   [ "$(cat "$OUT/$name".[01].err | grep -c 'could not be posted.*RLIMIT_MEMLOCK')" = 2 ] &&
-	   awk "$KV"'/^rank=/ { kv(); printf "# rank %d: lost %d of %d, %d catch-up calls, %d of %d calls reliable\n",
-				 v["rank"], v["lost"], v["expected"], v["catch_up_calls"], v["reliable"], v["calls"]
-			    bad += !(v["lost"] > 0 && v["catch_up_calls"] == 0 && v["reliable"] > 2) }
-		END { exit bad }' "$OUT/$name".[01]; then
-		ktap_ok "$name: receives lost, not failed; one notice; then TCP"
+	# memlock_case NAME WHAT MATCH CHECK [ENV...] -- ARGS: two ranks;
+	# each one's stderr has one line matching MATCH, and every summary
+	# passes the awk condition CHECK.
+	memlock_case() {
+		local name=$1 what=$2 match=$3 check=$4
+
+		shift 4
+		if run_case "$name" 2 OPTIREDUCE_HADAMARD=off "$@" &&
+		   [ "$(cat "$OUT/$name".[01].err | grep -c "$match")" = 2 ] &&
+		   awk "$KV"'/^rank=/ { kv(); printf "# rank %d: lost %d of %d, %d catch-up calls, %d of %d calls reliable\n",
+					    v["rank"], v["lost"], v["expected"], v["catch_up_calls"], v["reliable"], v["calls"]
+				       bad += !(v["path"] == "kernel" && v["error"] == 0 && ('"$check"')) }
+			   END { exit bad }' "$OUT/$name".[01]; then
+			ktap_ok "$name: $what"
+		else
+			ktap_fail "$name: $what"
+			explain "$name"
+		fi
+	}
+	over_tcp='v["ok"] == 1 && v["lost"] == 0 && v["reliable"] == v["calls"]'
+	RUN_AS=("${NOBODY[@]}")
+	memlock_case "n=2 locked-memory limit" \
+		"large calls over TCP, exact, one notice" \
+		'locked memory for lossy receives: 64 KiB' "$over_tcp" \
+		-- --calls 10 --count 65536 --check exact
+	RUN_AS=(sh -c '[ "$OPTIREDUCE_RANK" = 1 ] && export OPTIREDUCE_MEMLOCK_KB=64; exec "$@"' sh)
+	memlock_case "n=2 locked-memory budget agreed" \
+		"one rank's budget holds for both" \
+		'locked memory for lossy receives: 64 KiB' "$over_tcp" \
+		-- --calls 10 --count 65536 --check exact
+	RUN_AS=("${NOBODY[@]}")
+	memlock_case "n=2 receives that cannot be posted" \
+		"receives lost, not failed; one notice; then TCP" \
+		'could not be posted.*RLIMIT_MEMLOCK' \
+		'v["lossy"] >= 4 && v["lost"] > 0 && v["catch_up_calls"] == 0 && v["reliable"] > 2' \
+		OPTIREDUCE_MEMLOCK_KB=unlimited -- --calls 14 --count 65536 \
+		--check bounded
+	RUN_AS=()
+	name="n=2 malformed OPTIREDUCE_MEMLOCK_KB"
+	if ! run_case "$name" 2 OPTIREDUCE_MEMLOCK_KB=12x -- --calls 2 &&
+	   [ "$(cat "$OUT/$name".[01].err | grep -c 'OPTIREDUCE_MEMLOCK_KB="12x" is neither')" = 2 ]; then
+		ktap_ok "$name: creation fails and says why"
 	else
-		ktap_fail "$name: receives lost, not failed; one notice; then TCP"
+		ktap_fail "$name: creation fails and says why"
 		explain "$name"
 	fi
-	RUN_AS=()
 fi
 
 # --- a late rank: ready signals keep its data out of the backlog ----------

@@ -154,7 +154,9 @@ struct optireduce_config {
 /* optireduce_result.flags */
 #define OPTIREDUCE_RES_RELIABLE		(1u << 0) /* went over the reliable path */
 #define OPTIREDUCE_RES_WARMUP		(1u << 1) /* ... because of warm-up */
-#define OPTIREDUCE_RES_FALLBACK		(1u << 2) /* ... because the safeguard tripped */
+#define OPTIREDUCE_RES_FALLBACK		(1u << 2) /* ... because the safeguard tripped,
+						   * or the receives would pin
+						   * more than RLIMIT_MEMLOCK */
 #define OPTIREDUCE_RES_HADAMARD		(1u << 3) /* reduced in the Hadamard domain */
 #define OPTIREDUCE_RES_LOSS_HIGH	(1u << 4) /* this rank saw loss above threshold */
 #define OPTIREDUCE_RES_ESTIMATED	(1u << 5) /* phase-2 holes filled locally:

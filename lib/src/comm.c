@@ -190,6 +190,7 @@ int or_comm_create_with(const struct optireduce_config *cfg,
 	c->lossy_kind = lossy ? lossy_kind : OPTIREDUCE_TRANSPORT_TCP;
 	c->state = OR_LIVE;
 	c->wake_fd = -1;
+	c->memlock_kb = OR_MEMLOCK_UNLIMITED;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cv, NULL);
 	or_est_init(&c->est);
@@ -221,6 +222,30 @@ static void notice_no_kernel(const struct optireduce_config *cfg,
 		return;
 	or_log(cfg->flags & OPTIREDUCE_CFG_QUIET,
 	       "%s; using the reliable TCP path (TAR+TCP) for every call", why);
+}
+
+/*
+ * Say once per process when the locked-memory limit keeps large calls off
+ * the lossy path, and from what size on (the Transpose AllReduce's
+ * receives: two shards a peer).
+ */
+static void notice_memlock(const struct optireduce_config *cfg,
+			   uint32_t memlock_kb)
+{
+	static int told;
+	uint64_t count = 0;
+
+	if (__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+		return;
+	for (uint64_t step = 1ull << 40; step; step >>= 1)
+		if (or_memlock_call_kb(count + step, cfg->size, 0) <= memlock_kb)
+			count += step;
+	or_log(cfg->flags & OPTIREDUCE_CFG_QUIET,
+	       "locked memory for lossy receives: %u KiB (RLIMIT_MEMLOCK of "
+	       "the tightest rank, shared by the ranks on its host): calls "
+	       "over about %llu KiB take the reliable TCP path. Raise ulimit "
+	       "-l or grant CAP_IPC_LOCK to lift it", memlock_kb,
+	       (unsigned long long)(count * sizeof(float) / 1024));
 }
 
 /*
@@ -277,7 +302,7 @@ int or_comm_create_tcp(const struct optireduce_config *cfg, int listen_fd,
 		.quiet = !!(cfg->flags & OPTIREDUCE_CFG_QUIET),
 	};
 	struct or_transport *rel = NULL, *kt;
-	uint32_t all_lossy = 0;
+	struct or_tcp_agreed agreed;
 	int kernel, rc;
 
 	kernel = kernel_transport(cfg, &kt);
@@ -287,13 +312,21 @@ int or_comm_create_tcp(const struct optireduce_config *cfg, int listen_fd,
 		return kernel;
 	}
 	p.lossy_ok = kernel == 0;
-	rc = or_tcp_create(&p, &rel, &all_lossy);
+	p.memlock_kb = OR_MEMLOCK_UNLIMITED;
+	rc = kt ? or_memlock_budget_kb(cfg, &p.memlock_kb) : 0;
+	if (rc) {
+		kt->ops->destroy(kt);
+		if (listen_fd >= 0)
+			close(listen_fd);
+		return rc;
+	}
+	rc = or_tcp_create(&p, &rel, &agreed);
 	if (rc) {
 		if (kt)
 			kt->ops->destroy(kt);
 		return rc;
 	}
-	if (kt && !all_lossy) {
+	if (kt && !agreed.lossy_ok) {
 		kt->ops->destroy(kt);
 		kt = NULL;
 		if (cfg->transport == OPTIREDUCE_TRANSPORT_KERNEL) {
@@ -302,8 +335,17 @@ int or_comm_create_tcp(const struct optireduce_config *cfg, int listen_fd,
 		}
 		notice_no_kernel(cfg, "a peer cannot use the kernel transport");
 	}
-	return or_comm_create_with(cfg, rel, kt, kt ? OPTIREDUCE_TRANSPORT_KERNEL :
-				   OPTIREDUCE_TRANSPORT_TCP, out);
+	rc = or_comm_create_with(cfg, rel, kt, kt ? OPTIREDUCE_TRANSPORT_KERNEL :
+				 OPTIREDUCE_TRANSPORT_TCP, out);
+	if (rc || !kt)
+		return rc;
+	/* Before any call: none can start until we return. */
+	pthread_mutex_lock(&(*out)->lock);
+	(*out)->memlock_kb = agreed.memlock_kb;
+	pthread_mutex_unlock(&(*out)->lock);
+	if (agreed.memlock_kb != OR_MEMLOCK_UNLIMITED)
+		notice_memlock(cfg, agreed.memlock_kb);
+	return 0;
 }
 
 OR_EXPORT int optireduce_comm_create(const struct optireduce_config *cfg,

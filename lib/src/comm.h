@@ -207,6 +207,9 @@ struct optireduce_comm {
 	int catch_up_next;		/* some peer was silent in the last */
 	uint8_t *silent;		/* [size]: ... which (engine.c) */
 	uint64_t fallback_until;
+	/* The smallest locked-memory budget among the ranks (KiB): calls
+	 * that would pin more take the reliable path (memlock.c). */
+	uint32_t memlock_kb;
 	unsigned int trips_in_row;	/* trips without a clean lossy call */
 	double loss_avg;		/* moving average of reported loss */
 	int hadamard_auto;		/* AUTO's current answer (engine.c) */
@@ -225,6 +228,15 @@ uint64_t or_config_hash(const struct optireduce_config *cfg);
  * socket already bound to peers[rank] (rendezvous binds it first). */
 int or_comm_create_tcp(const struct optireduce_config *cfg, int listen_fd,
 		       optireduce_comm **out);
+
+/* memlock.c: locked memory for lossy receives, in KiB. */
+#define OR_MEMLOCK_UNLIMITED	UINT32_MAX
+/* This rank's budget: its RLIMIT_MEMLOCK shared among the ranks on its
+ * host; unlimited with CAP_IPC_LOCK; OPTIREDUCE_MEMLOCK_KB overrides.
+ * -EINVAL (said on stderr) when that variable is malformed. */
+int or_memlock_budget_kb(const struct optireduce_config *cfg, uint32_t *kb);
+/* What the lossy receives of one call of count entries keep pinned. */
+uint64_t or_memlock_call_kb(size_t count, int n, int direct);
 
 /* engine.c */
 int or_engine_start(optireduce_comm *c);

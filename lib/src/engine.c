@@ -982,6 +982,7 @@ static int activate(optireduce_comm *c)
 	struct or_call *call;
 	uint64_t seq, fallback_until;
 	unsigned int warmup, timeout_ms;
+	uint32_t memlock_kb;
 	int n = c->size, me = c->rank, rc;
 	size_t bytes;
 
@@ -1004,6 +1005,7 @@ static int activate(optireduce_comm *c)
 	timeout_ms = c->cfg.timeout_ms;
 	a->loss_ppm = c->cfg.loss_threshold_ppm;
 	fallback_until = c->fallback_until;
+	memlock_kb = c->memlock_kb;
 	pthread_mutex_unlock(&c->lock);
 
 	memset(&call->res, 0, sizeof(call->res));
@@ -1012,11 +1014,6 @@ static int activate(optireduce_comm *c)
 	a->c = call;
 	a->t0 = or_now_ns();
 	a->reliable = !c->lossy || seq < warmup || seq < fallback_until;
-	a->t = a->reliable ? c->rel : c->lossy;
-	a->hadamard = n > 1 && (call->hadamard_mode == OPTIREDUCE_HADAMARD_ON ||
-		(call->hadamard_mode == OPTIREDUCE_HADAMARD_AUTO &&
-		 !a->reliable && c->hadamard_auto));
-	a->seed = or_mix64(c->cfg.seed ^ or_mix64(seq + 1));
 	or_sched_init(&a->s, n, call->incast);
 	bytes = call->count * sizeof(float);
 	/* Decided from the size and configuration alone, so alike on every
@@ -1025,6 +1022,18 @@ static int activate(optireduce_comm *c)
 		    a->s.incast >= (unsigned int)n - 1 &&
 		    (uint64_t)(n - 1) * bytes <=
 		    (uint64_t)c->cfg.direct_kb * 1024;
+	/* More than the ranks' locked memory allows (memlock.c): the
+	 * reliable path, on every rank alike. */
+	if (!a->reliable && n > 1 &&
+	    or_memlock_call_kb(call->count, n, a->direct) > memlock_kb) {
+		a->reliable = 1;
+		a->direct = 0;
+	}
+	a->t = a->reliable ? c->rel : c->lossy;
+	a->hadamard = n > 1 && (call->hadamard_mode == OPTIREDUCE_HADAMARD_ON ||
+		(call->hadamard_mode == OPTIREDUCE_HADAMARD_AUTO &&
+		 !a->reliable && c->hadamard_auto));
+	a->seed = or_mix64(c->cfg.seed ^ or_mix64(seq + 1));
 	/* Without an incast limit phase 1 is already one round, with
 	 * every peer; a direct call drops phase 2. */
 	if (a->direct)

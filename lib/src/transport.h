@@ -193,11 +193,17 @@ struct or_tcp_params {
 	int listen_fd;			/* already listening on peers[rank], or -1 */
 	uint64_t cfg_hash;		/* peers must present the same */
 	uint32_t lossy_ok;		/* this rank can use the lossy path */
+	uint32_t memlock_kb;		/* ... and may pin this much for it */
 	unsigned int timeout_ms;
 	int quiet;			/* no messages on stderr */
 };
+/* What the ranks' hellos add up to: every rank sees the same. */
+struct or_tcp_agreed {
+	uint32_t lossy_ok;		/* every rank can use the lossy path */
+	uint32_t memlock_kb;		/* the smallest budget */
+};
 int or_tcp_create(const struct or_tcp_params *p, struct or_transport **out,
-		  uint32_t *all_lossy_ok);
+		  struct or_tcp_agreed *agreed);
 
 /* transport_kernel*.c: the optireduce kernel socket, one io_uring per
  * communicator (plain sendmsg/recvmsg where io_uring is unavailable). */

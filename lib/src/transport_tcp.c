@@ -38,7 +38,7 @@
 
 #define WIRE_MAGIC	0x4f524d31u	/* "ORM1": message header */
 #define HELLO_MAGIC	0x4f524831u	/* "ORH1": connection hello */
-#define HELLO_VERSION	1
+#define HELLO_VERSION	2
 #define HELD_CACHE	16		/* spare held buffers kept */
 #define CLOSE_DRAIN_MS	2000		/* wait for peers' FIN at destroy */
 
@@ -56,6 +56,8 @@ struct hello {
 	uint32_t rank;
 	uint32_t size;
 	uint64_t cfg_hash;
+	uint32_t memlock_kb;
+	uint32_t reserved;
 };
 
 struct send_op {
@@ -666,7 +668,7 @@ static const struct or_transport_ops tcp_ops = {
 /* Exchange hellos on a fresh connection; the peer must be `expect` (or any
  * rank above ours when expect < 0). Returns the peer's rank or -errno. */
 static int handshake(int fd, const struct or_tcp_params *p, int expect,
-		     int64_t deadline, uint32_t *lossy_ok)
+		     int64_t deadline, struct or_tcp_agreed *agreed)
 {
 	struct hello me = {
 		.magic = htole32(HELLO_MAGIC),
@@ -675,6 +677,7 @@ static int handshake(int fd, const struct or_tcp_params *p, int expect,
 		.rank = htole32(p->rank),
 		.size = htole32(p->size),
 		.cfg_hash = htole64(p->cfg_hash),
+		.memlock_kb = htole32(p->memlock_kb),
 	}, them;
 	int rc, r;
 
@@ -699,17 +702,22 @@ static int handshake(int fd, const struct or_tcp_params *p, int expect,
 	}
 	if (expect >= 0 ? r != expect : r <= p->rank || r >= p->size)
 		return -EPROTO;
-	*lossy_ok &= le16toh(them.lossy_ok);
+	agreed->lossy_ok &= le16toh(them.lossy_ok);
+	if (le32toh(them.memlock_kb) < agreed->memlock_kb)
+		agreed->memlock_kb = le32toh(them.memlock_kb);
 	return r;
 }
 
 int or_tcp_create(const struct or_tcp_params *p, struct or_transport **out,
-		  uint32_t *all_lossy_ok)
+		  struct or_tcp_agreed *all)
 {
 	int64_t deadline = or_deadline_after(p->timeout_ms);
 	struct tcp *tc;
 	int lfd = p->listen_fd, rc = 0, accepted = 0;
-	uint32_t lossy_ok = p->lossy_ok;
+	struct or_tcp_agreed agreed = {
+		.lossy_ok = p->lossy_ok,
+		.memlock_kb = p->memlock_kb,
+	};
 
 	tc = calloc(1, sizeof(*tc));
 	if (!tc)
@@ -767,7 +775,7 @@ int or_tcp_create(const struct or_tcp_params *p, struct or_transport **out,
 			goto fail;
 		}
 		tc->peers[r].fd = fd;
-		rc = handshake(fd, p, r, deadline, &lossy_ok);
+		rc = handshake(fd, p, r, deadline, &agreed);
 		if (rc < 0)
 			goto fail;
 	}
@@ -778,7 +786,7 @@ int or_tcp_create(const struct or_tcp_params *p, struct or_transport **out,
 			rc = fd;
 			goto fail;
 		}
-		r = handshake(fd, p, -1, deadline, &lossy_ok);
+		r = handshake(fd, p, -1, deadline, &agreed);
 		if (r == -EBADMSG || (r >= 0 && tc->peers[r].fd >= 0)) {
 			close(fd);	/* a stranger, or a duplicate rank */
 			continue;
@@ -802,7 +810,7 @@ int or_tcp_create(const struct or_tcp_params *p, struct or_transport **out,
 	}
 	if (lfd >= 0)
 		close(lfd);
-	*all_lossy_ok = lossy_ok;
+	*all = agreed;
 	*out = &tc->t;
 	return 0;
 nomem:

@@ -158,6 +158,19 @@ void t_world_fill(struct t_world *w, void **bufs, size_t count, uint64_t salt)
 			((float *)bufs[r])[i] = t_value(r, i, salt);
 }
 
+void t_check_sum(const float *buf, int n, size_t count, uint64_t salt,
+		 const char *what)
+{
+	for (size_t i = 0; i < count; i++) {
+		float want = 0;
+
+		for (int r = 0; r < n; r++)
+			want += t_value(r, i, salt);
+		T_ASSERT(buf[i] == want, "%s entry %zu: %g, want %g", what, i,
+			 buf[i], want);
+	}
+}
+
 void t_world_allreduce_late(struct t_world *w, void **bufs, size_t count,
 			    int dtype, int op, struct optireduce_result *res,
 			    int late_ms)

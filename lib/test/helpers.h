@@ -72,6 +72,10 @@ void t_world_init(struct t_world *w, int n, const struct optireduce_config *cfg,
 void t_world_fini(struct t_world *w);
 /* Rank r's float buffer bufs[r]: t_value(r, i, salt) for each of count. */
 void t_world_fill(struct t_world *w, void **bufs, size_t count, uint64_t salt);
+/* buf holds the exact sum over n ranks of t_value(r, i, salt); else fail,
+ * naming what (a label such as "call 3 rank 1"). */
+void t_check_sum(const float *buf, int n, size_t count, uint64_t salt,
+		 const char *what);
 /* One allreduce on every rank (bufs[r]), async start then wait. */
 void t_world_allreduce(struct t_world *w, void **bufs, size_t count, int dtype,
 		       int op, struct optireduce_result *res);

@@ -51,18 +51,6 @@ static int unposted(void *arg, int src, int dst, uint64_t tag)
 	return or_tag_seq(tag) == 12 && src == 2 && dst == 0;
 }
 
-static void check_sum(float *buf, int call)
-{
-	for (size_t i = 0; i < COUNT; i++) {
-		float want = 0;
-
-		for (int r = 0; r < N; r++)
-			want += t_value(r, i, call);
-		T_ASSERT(buf[i] == want, "call %d entry %zu: %g, want %g",
-			 call, i, buf[i], want);
-	}
-}
-
 static void run(unsigned int direct_kb)
 {
 	/* Catch-up calls expected so far, by the end of each call. */
@@ -93,7 +81,10 @@ static void run(unsigned int direct_kb)
 		for (int r = 0; r < N; r++) {
 			struct optireduce_stats st;
 			int partial = call == 6 && r < 2;
+			char what[64];
 
+			snprintf(what, sizeof(what), "direct %d call %d rank %d",
+				 direct, call, r);
 			T_OK(optireduce_comm_stats(w.comm[r], &st));
 			T_ASSERT(st.catch_up_calls == (uint64_t)catch_ups[call][r],
 				 "direct %d call %d rank %d: %llu catch-up calls, want %d",
@@ -128,7 +119,7 @@ static void run(unsigned int direct_kb)
 			 * its shard comes compensated, not exact. */
 			if (!res[r].lost && (direct || (call != 6 && call != 8 &&
 							call != 9 && call != 12)))
-				check_sum(bufs[r], call);
+				t_check_sum(bufs[r], N, COUNT, call, what);
 		}
 		if (call == 9) {
 			printf("# direct %d: call 9 on rank 0 took %.3f s (bound %.3f ms)\n",
