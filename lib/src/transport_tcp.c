@@ -23,6 +23,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/sockios.h>
@@ -56,9 +57,10 @@ struct hello {
 	uint32_t rank;
 	uint32_t size;
 	uint64_t cfg_hash;
-	uint32_t memlock_kb;
+	uint32_t memlock_kb;		/* version 2 on */
 	uint32_t reserved;
 };
+#define HELLO_V1_LEN	offsetof(struct hello, memlock_kb)
 
 struct send_op {
 	struct send_op *next;		/* free list */
@@ -684,13 +686,22 @@ static int handshake(int fd, const struct or_tcp_params *p, int expect,
 	/* The connecting side speaks first; the accepting side answers. */
 	if (expect >= 0 && (rc = or_write_full(fd, &me, sizeof(me), deadline)))
 		return rc;
-	rc = or_read_full(fd, &them, sizeof(them), deadline);
+	/* Every version's hello starts with version 1's fields: a peer of
+	 * another version is told so before the length of its hello matters
+	 * (waiting for fields it never sends would end in a timeout). */
+	rc = or_read_full(fd, &them, HELLO_V1_LEN, deadline);
 	if (rc)
 		return rc;
 	if (le32toh(them.magic) != HELLO_MAGIC)
 		return -EBADMSG;	/* not one of ours: caller drops it */
 	if (expect < 0 && (rc = or_write_full(fd, &me, sizeof(me), deadline)))
 		return rc;
+	if (le16toh(them.version) == HELLO_VERSION) {
+		rc = or_read_full(fd, (char *)&them + HELLO_V1_LEN,
+				  sizeof(them) - HELLO_V1_LEN, deadline);
+		if (rc)
+			return rc;
+	}
 	r = le32toh(them.rank);
 	if (le16toh(them.version) != HELLO_VERSION ||
 	    le32toh(them.size) != (uint32_t)p->size ||
