@@ -204,8 +204,9 @@ struct optireduce_comm {
 	uint64_t stats_ready_wait;	/* progress thread; copied to stats */
 	uint64_t stats_ready_missed;
 	uint64_t stats_catch_up;
-	int catch_up_next;		/* some peer was silent in the last */
-	uint8_t *silent;		/* [size]: ... which (engine.c) */
+	/* [size]: peers silent in the last lossy call, whom a catch-up
+	 * call waits for (engine.c) */
+	uint8_t *silent;
 	uint64_t fallback_until;
 	/* The smallest locked-memory budget among the ranks (KiB): calls
 	 * that would pin more take the reliable path (memlock.c). */

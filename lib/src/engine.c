@@ -559,14 +559,8 @@ static int grow(float **buf, size_t *cap, size_t need)
  */
 static void note_silent(optireduce_comm *c)
 {
-	struct or_active *a = &c->act;
-	int any = 0;
-
-	for (int j = 0; j < c->size; j++) {
-		c->silent[j] = !a->heard[j];
-		any |= c->silent[j];
-	}
-	c->catch_up_next = any;
+	for (int j = 0; j < c->size; j++)
+		c->silent[j] = !c->act.heard[j];
 }
 
 static void finish(optireduce_comm *c)
@@ -735,17 +729,16 @@ static int gated(optireduce_comm *c, struct or_call *call)
 static int catch_up(optireduce_comm *c)
 {
 	struct or_active *a = &c->act;
-	int want = c->catch_up_next && !a->reliable && c->size > 1 &&
-		   !a->gated && a->len;
+	int want = !a->reliable && c->size > 1 && !a->gated && a->len;
 
-	/* A peer with nothing to send this call cannot be waited for. */
+	/* Whom to wait for: the silent peers, but not one with nothing to
+	 * send this call; nobody if this call cannot catch up. */
 	a->awaited = 0;
 	for (int j = 0; j < c->size; j++) {
 		c->silent[j] &= want && !a->heard[j];
 		a->awaited += c->silent[j];
 	}
 	want = a->awaited > 0;
-	c->catch_up_next = 0;
 	c->stats_catch_up += want;
 	return want;
 }
