@@ -128,6 +128,17 @@ struct or_send {
  * says nothing of the peer, which may well have sent on time. */
 #define OR_CQE_UNPOSTED		(1u << 3)
 
+/* A receive of which nothing came: one missing range, the whole message,
+ * in missing[] (room for max); the count for or_cqe.nr_missing. */
+static inline uint32_t or_miss_all(struct or_range *missing, uint32_t max,
+				   uint64_t len)
+{
+	if (!len || !max)
+		return 0;
+	missing[0] = (struct or_range){ 0, len };
+	return 1;
+}
+
 struct or_cqe {
 	uint64_t user_data;
 	int32_t res;			/* 0, or -errno (fatal) */

@@ -58,15 +58,6 @@ static int send_loss_only(int res)
 	       res == -ENETUNREACH || res == -EAGAIN || res == -EINTR;
 }
 
-/* A receive of which nothing came: one missing range, the whole. */
-static void miss_all(struct kt_op *op, struct or_cqe *c)
-{
-	if (op->max_missing) {
-		op->missing[0] = (struct or_range){ 0, op->len };
-		c->nr_missing = 1;
-	}
-}
-
 /*
  * A post the kernel had no memory for (ENOMEM): most often its buffer,
  * pinned until the completion is read, would have taken this user past
@@ -89,7 +80,7 @@ static struct or_cqe unposted(struct kt *kt, struct kt_op *op)
 		       "locked-memory limit (ulimit -l, RLIMIT_MEMLOCK); its "
 		       "data counts as lost. Raise the limit or grant "
 		       "CAP_IPC_LOCK", (unsigned long long)op->len);
-	miss_all(op, &c);
+	c.nr_missing = or_miss_all(op->missing, op->max_missing, op->len);
 	return c;
 }
 
@@ -110,7 +101,7 @@ static struct or_cqe late_post(struct kt *kt, struct kt_op *op)
 	or_debug("kernel: rank %d: receive posted after round %u ended",
 		 kt->t.rank, op->round);
 	kt->late_bytes += op->len;
-	miss_all(op, &c);
+	c.nr_missing = or_miss_all(op->missing, op->max_missing, op->len);
 	return c;
 }
 

@@ -131,15 +131,6 @@ static void deliver(struct or_sim_fabric *f, struct sim_ep *dst,
 	free(p);
 }
 
-/* A receive of which nothing came: one missing range, the whole. */
-static void miss_all(const struct or_recv *r, struct or_cqe *c)
-{
-	if (r->len && r->max_missing) {
-		r->missing[0] = (struct or_range){ 0, r->len };
-		c->nr_missing = 1;
-	}
-}
-
 static void expire(struct sim_ep *e, struct sim_post *p)
 {
 	struct or_cqe c = {
@@ -147,7 +138,7 @@ static void expire(struct sim_ep *e, struct sim_post *p)
 		.flags = OR_CQE_RECV | OR_CQE_DEADLINE,
 	};
 
-	miss_all(&p->r, &c);
+	c.nr_missing = or_miss_all(p->r.missing, p->r.max_missing, p->r.len);
 	/* Only stragglers expire here: their data comes after the deadline. */
 	e->late_bytes += p->r.len;
 	push_cqe(e, &c);
@@ -174,7 +165,8 @@ static int sim_post_recv(struct or_transport *t, const struct or_recv *rx)
 		struct or_cqe c = { .user_data = rx->user_data,
 				    .flags = OR_CQE_RECV | OR_CQE_UNPOSTED };
 
-		miss_all(rx, &c);
+		c.nr_missing = or_miss_all(rx->missing, rx->max_missing,
+					   rx->len);
 		pthread_mutex_lock(&f->lock);
 		push_cqe(e, &c);
 		pthread_mutex_unlock(&f->lock);
