@@ -690,16 +690,22 @@ if runnable "one rank ahead" 4; then
 	fi
 	# The first lossy call (20, after the warm-up) is gated at any size:
 	# the same lead then costs nothing, rank 3 waits for ready signals.
+	# Checked on that call: a stall of the emulator later on may cost a
+	# call whole, which is the catch-up cases' business. 50 ms of slack
+	# absorbs most such stalls in call 20 itself, and is far below the
+	# lead, so an ungated call 20 still loses everything.
 	name="n=4 one rank ahead at the first lossy call"
 	if run_case "$name" 4 OPTIREDUCE_WARMUP=20 OPTIREDUCE_HADAMARD=off \
-		    OPTIREDUCE_LOSS_THRESHOLD=1 -- --calls 30 --count 1024 \
-		    --check none --ahead-rank 3 --ahead-ms 200 --ahead-at 20 &&
+		    OPTIREDUCE_LOSS_THRESHOLD=1 OPTIREDUCE_DEADLINE_SLACK_MS=50 \
+		    -- --calls 30 --count 1024 --check none --ahead-rank 3 \
+		    --ahead-ms 200 --ahead-at 20 &&
 	   check_path "$name" 4 kernel &&
-	   awk "$KV"'/^rank=3/ { kv(); print "# rank 3 waited " v["ready_wait_ms"] " ms for ready signals, lost " v["whole_lost"] " calls whole"
-				 exit !(v["ready_wait_ms"] >= 150 && v["whole_lost"] == 0) }' "$OUT/$name.3"; then
-		ktap_ok "$name: gated, nothing lost whole"
+	   awk "$KV"'/^call / && $2 == 20 { lost = $4; expected = $5 }
+		     /^rank=3/ { kv(); print "# rank 3 waited " v["ready_wait_ms"] " ms for ready signals, lost " lost " of " expected " entries in call 20"
+				 exit !(v["ready_wait_ms"] >= 150 && expected > 0 && lost < expected) }' "$OUT/$name.3"; then
+		ktap_ok "$name: gated, call 20 not lost whole"
 	else
-		ktap_fail "$name: gated, nothing lost whole"
+		ktap_fail "$name: gated, call 20 not lost whole"
 		explain "$name"
 	fi
 fi
