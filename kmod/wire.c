@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Header parsing and building. Pure functions of their arguments, so that
- * KUnit can drive them with every malformed shape (tests/wire_kunit.c).
+ * KUnit can drive them with every malformed shape (tests/kunit.c).
  */
 
 #include <asm/byteorder.h>

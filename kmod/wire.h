@@ -29,7 +29,7 @@ struct optr_wire_hdr {
 	__be32 msg;
 	__be32 offset;		/* of this fragment's payload in the message */
 	__be32 total;		/* message length */
-	__be32 hint_us;		/* sender's deadline estimate, 0 if none */
+	__be32 hint_us;		/* the send's timeout; receivers ignore it */
 	__be32 feedback;	/* room for receiver feedback; sent 0, ignored */
 } __packed;
 

@@ -115,7 +115,7 @@ struct optireduce_config {
 	unsigned int warmup_calls;	/* reliable calls that measure deadlines */
 	unsigned int loss_threshold_ppm; /* safeguard: loss above this trips */
 	unsigned int fallback_calls;	/* most reliable calls after a trip */
-	unsigned int timeout_ms;	/* connect and reliable-call bound; 0: none */
+	unsigned int timeout_ms;	/* connect and per-call bound; 0: none */
 	unsigned int flags;		/* OPTIREDUCE_CFG_* */
 	uint64_t seed;			/* Hadamard signs; same on all ranks */
 	/*

@@ -138,7 +138,7 @@ struct or_active {
 	int64_t budget;			/* per round, lossy calls */
 	int64_t early;
 	int64_t bound;			/* t_B used */
-	int64_t call_deadline;		/* reliable-call bound (0: none) */
+	int64_t call_deadline;		/* timeout_ms from t0 (0: none) */
 	unsigned int loss_ppm;		/* safeguard threshold of this call */
 	uint8_t *p1_recv, *p1_send, *p2_recv, p2_send;	/* done flags */
 	/*
