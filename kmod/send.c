@@ -237,6 +237,10 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 			*err = optr_append_seg(osk, skb, &h, &src, n);
 		}
 		if (*err) {
+			/* None of this batch leaves: the caller counts
+			 * its fragments as dropped.
+			 */
+			f->offset = start;
 			optr_txsrc_release(&src);
 			kfree_skb(skb);
 			return NULL;
@@ -247,15 +251,17 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 		optr_txsrc_unread(&src);
 	optr_txsrc_release(&src);
 	*nseg = i;
-	if (paged) {
+	if (paged)
 		optr_append_done(osk, skb, i * sizeof(struct optr_wire_hdr) +
 				 f->offset - start);
-		/* Cut to one segment, it is a plain datagram. */
-		if (i > 1) {
-			skb_shinfo(skb)->gso_size = seg;
-			skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
-			skb_shinfo(skb)->gso_segs = i;
-		}
+	/* Cut to one segment, it is a plain datagram: the tunnel sets up
+	 * its checksum as for a linear one. A partial checksum here would
+	 * make it take this for an inner one and write a wrong sum.
+	 */
+	if (paged && i > 1) {
+		skb_shinfo(skb)->gso_size = seg;
+		skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
+		skb_shinfo(skb)->gso_segs = i;
 		/* The UDP header goes right in front of the data. */
 		skb->ip_summed = CHECKSUM_PARTIAL;
 		skb->csum_start = skb_headroom(skb) - sizeof(struct udphdr);

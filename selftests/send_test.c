@@ -329,6 +329,9 @@ static long long pins_settled(long long base)
  * A buffer that runs into memory the sender cannot read, in the middle
  * of a batch, of a later batch, or of a later iovec: -EFAULT, every page
  * the send path pinned is unpinned again, and the socket goes on sending.
+ * Every fragment of the message is counted once, sent or dropped: the
+ * batch that faulted is dropped whole, also the fragments of it that
+ * were built before the fault.
  */
 TEST_F_TIMEOUT(lo1500, fault_mid_message_is_efault, HEAVY_S)
 {
@@ -351,13 +354,21 @@ TEST_F_TIMEOUT(lo1500, fault_mid_message_is_efault, HEAVY_S)
 			{ m + map, 4096 },
 		};
 		int cnt = i == 2 ? 2 : 1;
+		size_t len = i == 2 ? good[i] + 4096 : good[i] + 8192;
+		struct optireduce_stats st0, st1;
 
 		if (i == 2)
 			iov[0].iov_len = good[i];
+		ASSERT_EQ(0, optr_stats(self->fd[0], &st0));
 		errno = 0;
 		EXPECT_EQ(-1, optr_sendv(self->fd[0], self->round++, 7, 1,
 					 LONG_US, iov, cnt));
 		EXPECT_EQ(EFAULT, errno);
+		ASSERT_EQ(0, optr_stats(self->fd[0], &st1));
+		EXPECT_EQ((len + FRAG - 1) / FRAG,
+			  st1.tx_packets - st0.tx_packets +
+			  st1.tx_dropped - st0.tx_dropped);
+		EXPECT_LE(st1.tx_bytes - st0.tx_bytes, good[i]);
 	}
 	EXPECT_GE(outstanding, pins_settled(outstanding));
 	fill(m, 200000, 500);

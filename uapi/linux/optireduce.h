@@ -257,7 +257,11 @@ struct optireduce_stats {
 	__u64 rounds_cancelled;
 	__u64 tx_packets;
 	__u64 tx_bytes;			/* payload */
-	__u64 tx_dropped;		/* fragments a sender gave up on */
+	/* Fragments of a destination's message that did not leave once
+	 * its sending began (timeout, fault, no route); a batch that
+	 * failed counts whole.
+	 */
+	__u64 tx_dropped;
 	__u64 rx_packets;		/* placed in a posted buffer */
 	__u64 rx_bytes;			/* payload placed */
 	__u64 rx_duplicate;		/* fragments already received */
