@@ -26,7 +26,8 @@
 struct optr_group {
 	struct list_head node;
 	__be32 addr;
-	int ifindex;
+	int ifindex;		/* as members asked: 0 lets the route decide */
+	int dev_ifindex;	/* the device the join took */
 	unsigned int refs;
 };
 
@@ -49,11 +50,17 @@ static int optr_peer_valid(const struct optireduce_addr *a)
 	return 0;
 }
 
+/*
+ * Join on the device members asked for, or the one the route to the
+ * group picks; leave from the device the join took. The route may have
+ * changed meanwhile, and asking it again would leave nothing (the
+ * membership stays, and a later join on that device is EADDRINUSE).
+ */
 static int optr_mreq(struct optr_net *on, struct optr_group *g, bool join)
 {
 	struct ip_mreqn mreq = {
 		.imr_multiaddr.s_addr = g->addr,
-		.imr_ifindex = g->ifindex,
+		.imr_ifindex = join ? g->ifindex : g->dev_ifindex,
 	};
 	struct sock *sk = on->udp->sk;
 	int err;
@@ -63,6 +70,9 @@ static int optr_mreq(struct optr_net *on, struct optr_group *g, bool join)
 	err = join ? ip_mc_join_group(sk, &mreq) : ip_mc_leave_group(sk, &mreq);
 	release_sock(sk);
 	rtnl_unlock();
+	/* The join wrote the device it resolved into mreq. */
+	if (join && !err)
+		g->dev_ifindex = mreq.imr_ifindex;
 	return err;
 }
 

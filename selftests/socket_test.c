@@ -2,9 +2,13 @@
 /*
  * The socket family itself: discovery through sysfs, which socket types and
  * protocols are accepted, option validation, many sockets, unprivileged
- * users and network namespace isolation.
+ * users, network namespace isolation and multicast group membership.
  */
+#include <arpa/inet.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
@@ -250,6 +254,83 @@ TEST(netns_isolation)
 	EXPECT_EQ(outer + 1, optr_proc_sockets());
 	close(fd);
 	EXPECT_EQ(outer, optr_proc_sockets());
+}
+
+/* Whether @dev is a member of @group, from /proc/net/igmp: a line per
+ * device ("1\tlo        :     1      V3"), then one per group it is in,
+ * the address in hex as it sits in memory.
+ */
+static int igmp_member(const char *dev, const char *group)
+{
+	char line[256], name[64] = "", want[16];
+	FILE *f = fopen("/proc/net/igmp", "r");
+	unsigned int addr;
+	int found = 0;
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "%08X", (unsigned int)inet_addr(group));
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] != '\t') {
+			if (sscanf(line, "%*d %63s", name) != 1)
+				name[0] = 0;
+			continue;
+		}
+		if (sscanf(line, " %X", &addr) == 1 && !strcmp(name, dev)) {
+			char have[16];
+
+			snprintf(have, sizeof(have), "%08X", addr);
+			found |= !strcmp(have, want);
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * A group joined without a device goes where the route to it points; when
+ * its last member leaves, it is left on that device even if the route has
+ * moved since (asking the route again would leave nothing, keep the
+ * membership and refuse the next join there with EADDRINUSE). Another
+ * communicator keeps the namespace's UDP socket, and its memberships,
+ * open throughout.
+ */
+TEST(mcast_group_left_where_joined)
+{
+	static const char *const group = "239.77.5.1";
+	__u32 comm = optr_test_comm_id();
+	int keep, fd;
+
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, optr_lo_up_mtu(65536));
+	ASSERT_EQ(0, system("ip link add m0 type veth peer name m0p && "
+			    "ip link add m1 type veth peer name m1p && "
+			    "for d in m0 m0p m1 m1p; do ip link set $d up; done && "
+			    "ip addr add 10.77.0.1/24 dev m0 && "
+			    "ip addr add 10.77.1.1/24 dev m1 && "
+			    "ip route add 239.77.5.0/24 dev m0"));
+	keep = optr_socket();
+	fd = optr_socket();
+	ASSERT_GE(keep, 0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, optr_join_local(keep, comm + 1, 0, 2));
+	ASSERT_EQ(0, optr_join(fd, comm, 0, 2, NULL, group, 0));
+	EXPECT_EQ(1, igmp_member("m0", group));
+	EXPECT_EQ(0, igmp_member("m1", group));
+
+	ASSERT_EQ(0, system("ip route replace 239.77.5.0/24 dev m1"));
+	close(fd);
+	EXPECT_EQ(0, igmp_member("m0", group));
+	EXPECT_EQ(0, igmp_member("m1", group));
+
+	/* The route back: joining there again works. */
+	ASSERT_EQ(0, system("ip route replace 239.77.5.0/24 dev m0"));
+	fd = optr_socket();
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(0, optr_join(fd, comm + 2, 0, 2, NULL, group, 0));
+	EXPECT_EQ(1, igmp_member("m0", group));
+	close(fd);
+	close(keep);
 }
 
 TEST_HARNESS_MAIN
