@@ -46,13 +46,17 @@ static int comm_get(optireduce_comm *c)
 	return rc;
 }
 
+/*
+ * Under c->lock: destroy() counts users under it, so it cannot see none
+ * and free c while this user has yet to take the lock to wake it.
+ */
 static void comm_put(optireduce_comm *c)
 {
+	pthread_mutex_lock(&c->lock);
 	pthread_mutex_lock(&or_registry_lock);
 	c->users--;
 	pthread_mutex_unlock(&or_registry_lock);
 	/* destroy() may be waiting for the last user. */
-	pthread_mutex_lock(&c->lock);
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->lock);
 }

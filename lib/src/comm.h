@@ -165,7 +165,7 @@ struct or_active {
 struct optireduce_comm {
 	uint32_t magic;
 	struct optireduce_comm *next;	/* registry */
-	unsigned int users;		/* API calls inside (registry lock) */
+	unsigned int users;		/* API calls inside (registry lock; drop: lock too) */
 	int rank;
 	int size;
 
