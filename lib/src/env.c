@@ -41,14 +41,11 @@ static __thread int env_quiet;
 static int env_u64(const char *name, uint64_t max, uint64_t *out)
 {
 	const char *v = getenv(name);
-	char *end;
-	unsigned long long x;
+	uint64_t x;
 
 	if (!v)
 		return 0;
-	errno = 0;
-	x = strtoull(v, &end, 0);
-	if (!*v || *end || errno || x > max || *v == '-') {
+	if (or_parse_u64(v, &x) || x > max) {
 		or_log(env_quiet, "%s=\"%s\" is not an integer in 0..%llu", name, v,
 		       (unsigned long long)max);
 		return -EINVAL;
@@ -214,6 +211,10 @@ static int master_address(char *buf, size_t len)
 	if (!addr)
 		addr = getenv("MASTER_ADDR");
 	rc = env_u64("OPTIREDUCE_MASTER_PORT", 65535, &port);
+	if (rc > 0 && !port) {
+		or_log(env_quiet, "OPTIREDUCE_MASTER_PORT=0 is not a port");
+		return -EINVAL;
+	}
 	if (!rc) {
 		rc = env_u64("MASTER_PORT", 65534, &port);
 		port++;

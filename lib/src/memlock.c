@@ -70,16 +70,13 @@ int or_memlock_budget_kb(const struct optireduce_config *cfg, uint32_t *kb)
 	struct rlimit rl;
 
 	if (v) {
-		unsigned long long n;
-		char *end;
+		uint64_t n;
 
 		if (!strcmp(v, "unlimited")) {
 			*kb = OR_MEMLOCK_UNLIMITED;
 			return 0;
 		}
-		errno = 0;
-		n = strtoull(v, &end, 10);
-		if (!*v || *end || errno || *v == '-') {
+		if (or_parse_u64(v, &n)) {
 			or_log(cfg->flags & OPTIREDUCE_CFG_QUIET,
 			       "OPTIREDUCE_MEMLOCK_KB=\"%s\" is neither a number "
 			       "of KiB nor \"unlimited\"", v);

@@ -423,15 +423,12 @@ static int engine_init(struct kt *kt)
 static int env_slack(int64_t *ns, int quiet)
 {
 	const char *v = getenv("OPTIREDUCE_DEADLINE_SLACK_MS");
-	char *end;
-	unsigned long ms;
+	uint64_t ms;
 
 	*ns = 0;
 	if (!v)
 		return 0;
-	errno = 0;
-	ms = strtoul(v, &end, 10);
-	if (!*v || *end || errno || ms > 60000) {
+	if (or_parse_u64(v, &ms) || ms > 60000) {
 		or_log(quiet, "OPTIREDUCE_DEADLINE_SLACK_MS=\"%s\" is not a number "
 		       "of milliseconds in 0..60000", v);
 		return -EINVAL;

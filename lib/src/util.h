@@ -39,6 +39,12 @@ static inline uint64_t or_mix64(uint64_t x)
  */
 void or_log(int quiet, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * A number as written in the environment: decimal (leading zeros too,
+ * not octal) or hex after 0x; no sign, blank or anything after it, and
+ * no overflow. 0 or -EINVAL.
+ */
+int or_parse_u64(const char *v, uint64_t *out);
 void or_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* OR_UTIL_H */

@@ -103,6 +103,27 @@ int main(void)
 	setenv("OPTIREDUCE_HADAMARD_BLOCK", "100", 1);
 	expect_env(-EINVAL, "block 100");
 	setenv("OPTIREDUCE_HADAMARD_BLOCK", "1024", 1);
+	/* Numbers: digits only, decimal or after 0x. */
+	{
+		static const char *const bad[] = {
+			" 3", "+3", "3 ", "0x", "0x0x3", "3k", "",
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			char what[32];
+
+			setenv("OPTIREDUCE_INCAST", bad[i], 1);
+			snprintf(what, sizeof(what), "incast \"%s\"", bad[i]);
+			expect_env(-EINVAL, what);
+		}
+	}
+	setenv("OPTIREDUCE_INCAST", "3", 1);
+	setenv("OPTIREDUCE_MASTER_PORT", "0", 1);
+	expect_env(-EINVAL, "OPTIREDUCE_MASTER_PORT=0");
+	unsetenv("OPTIREDUCE_MASTER_PORT");
+	/* Leading zeros are decimal, not octal. */
+	setenv("OPTIREDUCE_TIMEOUT_MS", "0600000", 1);
+	setenv("OPTIREDUCE_HADAMARD_BLOCK", "0x400", 1);
 
 	/* A base config with a reserved field set. */
 	optireduce_config_init(&base);
@@ -121,6 +142,8 @@ int main(void)
 	T_ASSERT(v == 10000, "threshold %lld", (long long)v);
 	T_OK(optireduce_comm_get_option(c, OPTIREDUCE_OPT_HADAMARD_BLOCK, &v));
 	T_ASSERT(v == 1024, "block");
+	T_OK(optireduce_comm_get_option(c, OPTIREDUCE_OPT_TIMEOUT_MS, &v));
+	T_ASSERT(v == 600000, "timeout %lld", (long long)v);
 	T_OK(optireduce_comm_destroy(c));
 
 	/* Nobody at the master address: a timeout, not a hang. */
