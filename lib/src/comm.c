@@ -487,6 +487,9 @@ OR_EXPORT int optireduce_allreduce_start(optireduce_comm *comm, void *buf,
 	s->incast = comm->cfg.incast;
 	s->hadamard_mode = comm->cfg.hadamard;
 	s->hadamard_block = comm->cfg.hadamard_block;
+	s->loss_ppm = comm->cfg.loss_threshold_ppm;
+	s->fallback_calls = comm->cfg.fallback_calls;
+	s->timeout_ms = comm->cfg.timeout_ms;
 	s->t_start = or_now_ns();
 	comm->queue[(comm->qhead + comm->qlen) % comm->nslots] = idx;
 	comm->qlen++;

@@ -80,9 +80,14 @@ struct or_call {
 	size_t count;
 	int dtype;
 	int op;
-	unsigned int incast;		/* options captured at start */
+	/* Options captured at start: a change applies to the calls started
+	 * after it on every rank, whichever each engine reaches first. */
+	unsigned int incast;
 	unsigned int hadamard_mode;
 	unsigned int hadamard_block;
+	unsigned int loss_ppm;		/* loss_threshold_ppm */
+	unsigned int fallback_calls;
+	unsigned int timeout_ms;
 	int64_t t_start;
 	float *work;			/* count: local vector, then result */
 	size_t work_cap;
@@ -207,6 +212,9 @@ struct optireduce_comm {
 	/* [size]: peers silent in the last lossy call, whom a catch-up
 	 * call waits for (engine.c) */
 	uint8_t *silent;
+	/* Since when the queue's head waits for loss reports (0: it does
+	 * not); its timeout counts from then (engine.c held_deadline()). */
+	int64_t held_since;
 	uint64_t fallback_until;
 	/* The smallest locked-memory budget among the ranks (KiB): calls
 	 * that would pin more take the reliable path (memlock.c). */

@@ -177,6 +177,7 @@ static void break_comm(optireduce_comm *c, int err)
 	or_debug("rank %d: communicator broken: %s", c->rank,
 		 optireduce_strerror(err));
 	c->act.c = NULL;
+	c->held_since = 0;
 	pthread_mutex_lock(&c->lock);
 	if (c->state == OR_LIVE) {
 		c->state = OR_BROKEN;
@@ -342,8 +343,9 @@ static uint32_t loss_ppm(uint64_t lost, uint64_t expected)
  * loss (results' group_lost_ppm); for a lossy call also AUTO and the
  * safeguard. */
 static void report_consume(optireduce_comm *c, struct or_report_slot *rs,
-			   unsigned int i, uint64_t seq)
+			   unsigned int i, const struct or_call *call)
 {
+	uint64_t seq = call->seq;
 	uint64_t lost = 0, expected = 0;
 	unsigned int ppm, fallback;
 	uint32_t worst = 0;
@@ -364,9 +366,10 @@ static void report_consume(optireduce_comm *c, struct or_report_slot *rs,
 	if (!rs->lossy[i])
 		return;
 	hadamard_auto_update(c, lost, expected);
+	/* The threshold of the call that will go by the decision. */
+	ppm = call->loss_ppm;
+	fallback = call->fallback_calls;
 	pthread_mutex_lock(&c->lock);
-	ppm = c->cfg.loss_threshold_ppm;
-	fallback = c->cfg.fallback_calls;
 	if (expected && (double)lost * 1e6 > (double)ppm * expected) {
 		uint64_t len;
 
@@ -403,13 +406,13 @@ static uint64_t reports_needed(optireduce_comm *c, uint64_t seq)
 }
 
 /*
- * Before call seq may start, the reports of the calls reports_needed()
- * names must be in; they decide the bound and path of calls from seq on,
- * identically on every rank. Returns 1 when seq may start.
+ * Before @call may start, the reports of the calls reports_needed()
+ * names must be in; they decide the bound and path of calls from it on,
+ * identically on every rank. Returns 1 when it may start.
  */
-static int reports_ready(optireduce_comm *c, uint64_t seq)
+static int reports_ready(optireduce_comm *c, const struct or_call *call)
 {
-	uint64_t upto;
+	uint64_t seq = call->seq, upto;
 
 	if (!reporting(c))
 		return 1;
@@ -421,7 +424,7 @@ static int reports_ready(optireduce_comm *c, uint64_t seq)
 
 		if (rs->got < (unsigned int)c->size - 1)
 			return 0;	/* a report arriving wakes us */
-		report_consume(c, rs, i, seq);
+		report_consume(c, rs, i, call);
 		if (i == OR_REPORT_BATCH - 1)
 			rs->used = 0;
 		c->report_next++;
@@ -987,16 +990,19 @@ static int activate(optireduce_comm *c)
 	call = &c->slots[c->queue[c->qhead]];
 	seq = call->seq;
 	pthread_mutex_unlock(&c->lock);
-	if (!reports_ready(c, seq) || !report_room(c, seq))
+	if (!reports_ready(c, call) || !report_room(c, seq)) {
+		if (!c->held_since)
+			c->held_since = or_now_ns();
 		return 0;	/* a report arriving wakes us */
+	}
 
 	pthread_mutex_lock(&c->lock);
 	c->qhead = (c->qhead + 1) % c->nslots;
 	c->qlen--;
 	call->state = OR_SLOT_ACTIVE;
 	warmup = c->cfg.warmup_calls;
-	timeout_ms = c->cfg.timeout_ms;
-	a->loss_ppm = c->cfg.loss_threshold_ppm;
+	timeout_ms = call->timeout_ms;
+	a->loss_ppm = call->loss_ppm;
 	fallback_until = c->fallback_until;
 	memlock_kb = c->memlock_kb;
 	pthread_mutex_unlock(&c->lock);
@@ -1006,6 +1012,10 @@ static int activate(optireduce_comm *c)
 	memset(&a->p2st, 0, sizeof(a->p2st));
 	a->c = call;
 	a->t0 = or_now_ns();
+	/* Its bound counts from when it could have started. */
+	a->call_deadline = timeout_ms ? (c->held_since ? c->held_since : a->t0) +
+			   (int64_t)timeout_ms * 1000000 : 0;
+	c->held_since = 0;
 	a->reliable = !c->lossy || seq < warmup || seq < fallback_until;
 	or_sched_init(&a->s, n, call->incast);
 	bytes = call->count * sizeof(float);
@@ -1035,7 +1045,6 @@ static int activate(optireduce_comm *c)
 	a->off = a->direct ? 0 : or_shard_off(call->count, n, me);
 	a->round = 0;
 	a->round_started = 0;
-	a->call_deadline = timeout_ms ? a->t0 + (int64_t)timeout_ms * 1000000 : 0;
 	a->bound = a->budget = a->early = 0;
 	if (!a->reliable && n > 1) {
 		unsigned int rounds = a->s.r1 + a->s.r2;
@@ -1207,13 +1216,52 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 }
 
 /* Earliest moment something time-driven is due; 0: nothing. */
+/*
+ * When the queue's head, held back for want of loss reports, reaches its
+ * timeout (0: it is not held, or has none). Reports stop coming when a
+ * peer stopped with its connection still up: the calls before it ended
+ * at their deadlines, this one would wait for good.
+ */
+static int64_t held_deadline(optireduce_comm *c)
+{
+	int64_t t = 0;
+
+	if (!c->held_since)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	if (c->qlen) {
+		struct or_call *call = &c->slots[c->queue[c->qhead]];
+
+		if (call->timeout_ms)
+			t = c->held_since + (int64_t)call->timeout_ms * 1000000;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return t;
+}
+
+/* That head fails with -ETIMEDOUT, as an active call past it would, and
+ * the communicator with it. */
+static void held_timeout(optireduce_comm *c)
+{
+	struct or_call *call;
+
+	pthread_mutex_lock(&c->lock);
+	call = &c->slots[c->queue[c->qhead]];
+	c->qhead = (c->qhead + 1) % c->nslots;
+	c->qlen--;
+	call->state = OR_SLOT_ACTIVE;
+	pthread_mutex_unlock(&c->lock);
+	c->act.c = call;
+	break_comm(c, -ETIMEDOUT);
+}
+
 static int64_t next_timer(optireduce_comm *c)
 {
 	struct or_active *a = &c->act;
 	int64_t t = a->call_deadline;
 
 	if (!a->c)
-		return 0;
+		return held_deadline(c);
 	if (a->waiting) {
 		int64_t d = a->t0 + OR_READY_WAIT_NS;
 
@@ -1294,6 +1342,10 @@ static void *progress_main(void *arg)
 			if (c->act.c && c->act.call_deadline &&
 			    or_now_ns() >= c->act.call_deadline) {
 				break_comm(c, -ETIMEDOUT);
+				busy = 1;
+			} else if (!c->act.c && held_deadline(c) &&
+				   or_now_ns() >= held_deadline(c)) {
+				held_timeout(c);
 				busy = 1;
 			}
 		}

@@ -203,6 +203,9 @@ static int sim_post_recv(struct or_transport *t, const struct or_recv *rx)
 		pthread_mutex_unlock(&f->lock);
 		return 0;
 	}
+	/* Also when its sender has not sent it, and may never (stopped). */
+	if (is_late(f, rx->src, t->rank, rx->tag))
+		p->late = 1;
 	p->next = e->posted;
 	e->posted = p;
 	pthread_mutex_unlock(&f->lock);
@@ -221,8 +224,10 @@ static void send_one(struct or_sim_fabric *f, int src, int dst_rank,
 	for (struct sim_post **pp = &dst->posted; *pp; pp = &(*pp)->next) {
 		struct sim_post *p = *pp;
 
-		if (p->r.src != src || p->r.tag != tx->tag || p->late)
+		if (p->r.src != src || p->r.tag != tx->tag)
 			continue;
+		if (p->late)
+			return;	/* it ends at its deadline all the same */
 		if (p->r.len != tx->len) {
 			*pp = p->next;
 			push_cqe(dst, &(struct or_cqe){ .user_data = p->r.user_data,
