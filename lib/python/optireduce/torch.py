@@ -128,6 +128,12 @@ class OptiReduceState:
         # Hook -> poller: (handle, tensor, future, is_last, t_start).
         self._queue = collections.deque()
         self._cv = threading.Condition()
+        # Calls started and not yet collected by the poller: the library
+        # has max_inflight slots, and a bucket that finds none waits for
+        # one (a model with more buckets than slots, or a slow network)
+        # instead of failing with EBUSY.
+        self._slots = self.comm.get_option(_b.OPT_MAX_INFLIGHT)
+        self._outstanding = 0
         self._stopping = False
         self._error = None
         self._cres = _b.CResult()           # reused by the poller
@@ -191,11 +197,17 @@ class OptiReduceState:
         try:
             addr, n, dt, _ = _b.buffer_of(tensor)
             with self._cv:
+                while (self._outstanding >= self._slots and
+                       self._error is None):
+                    self._cv.wait()
+                if self._error is not None:
+                    raise self._error
                 h = self.comm.start_raw(addr, n, dt, _b.MEAN, tensor,
                                         self._hbox)
+                self._outstanding += 1
                 self._queue.append((h, tensor, fut, bucket.is_last(),
                                     time.perf_counter_ns()))
-                self._cv.notify()
+                self._cv.notify_all()
         except Exception as e:     # misuse or a broken communicator
             fut.set_exception(e)
         return fut
@@ -211,6 +223,9 @@ class OptiReduceState:
                     return
                 h, tensor, fut, last, t0 = self._queue.popleft()
             rc = self.comm.wait_raw(h, cres)    # GIL released while blocked
+            with self._cv:
+                self._outstanding -= 1          # its slot is free again
+                self._cv.notify_all()
             if rc < 0:
                 err = _b.OptiReduceError(rc, "optireduce_allreduce_wait")
                 self._error = self._error or err

@@ -153,6 +153,16 @@ def worker(rank, world, port, full, q):
                        "group": st.report()["group_lost_since_resync"]}
         st.close()
 
+        # More buckets a step than the library has slots (max_inflight
+        # 1): each waits for the one before it to be collected instead
+        # of failing with EBUSY.
+        got, st = train(make_model(), rank, STEPS, state=lambda m:
+                        ortorch.register(m, resync_every=0, resync_lost=0,
+                                         quiet=True, max_inflight=1))
+        res["one_slot"] = {"diff": (got - ref).abs().max().item(),
+                           "buckets": st.report()["buckets"]}
+        st.close()
+
         # A library error reaches the trainer as an exception from
         # backward(), with the library's message, not as a hang or crash.
         holder = {}
@@ -249,6 +259,10 @@ def run(world, full, t):
             pre + "drift guard on loss: reported loss over the threshold "
             "re-synchronizes every rank at the same step, once per loss",
             lo)
+    one = {r: out[r]["one_slot"] for r in out}
+    t.check(all(x["diff"] <= TOL and x["buckets"] >= 2 for x in one.values()),
+            pre + "max_inflight 1, several buckets a step: they wait for "
+            "the slot, same result", one)
     br = {r: out[r]["broken"] for r in out}
     t.check(all("not a live communicator" in b and "EBADF" in b
                 for b in br.values()),
