@@ -76,6 +76,13 @@ int64_t or_deadline_after(unsigned int timeout_ms)
 	return timeout_ms ? or_now_ns() + (int64_t)timeout_ms * 1000000 : 0;
 }
 
+int64_t or_hello_by(int64_t deadline_ns)
+{
+	int64_t by = or_deadline_after(OR_HELLO_WAIT_MS);
+
+	return deadline_ns && deadline_ns < by ? deadline_ns : by;
+}
+
 /* Wait for events on fd until the deadline: 0, -ETIMEDOUT or -errno. */
 static int wait_fd(int fd, short events, int64_t deadline_ns)
 {

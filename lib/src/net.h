@@ -36,5 +36,12 @@ int or_write_full(int fd, const void *buf, size_t len, int64_t deadline_ns);
 void or_sock_tune(int fd);
 /* Absolute deadline timeout_ms from now; 0 stays 0 (no deadline). */
 int64_t or_deadline_after(unsigned int timeout_ms);
+/*
+ * When an accepted connection's first message must have come: whatever
+ * connects and says nothing (a port scan, a health check) holds a
+ * listener up for OR_HELLO_WAIT_MS at most, not until @deadline_ns.
+ */
+#define OR_HELLO_WAIT_MS	5000
+int64_t or_hello_by(int64_t deadline_ns);
 
 #endif /* OR_NET_H */

@@ -128,7 +128,7 @@ static int serve(struct optireduce_config *cfg, const struct or_addr *m,
 			       got + 1, size, strerror(-rc));
 			goto out;
 		}
-		rc = or_read_full(fd, &h, sizeof(h), deadline);
+		rc = or_read_full(fd, &h, sizeof(h), or_hello_by(deadline));
 		r = le32toh(h.rank);
 		if (rc || le32toh(h.magic) != RDZV_MAGIC || r <= 0 || r >= size ||
 		    fds[r] >= 0) {

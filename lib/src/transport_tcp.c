@@ -790,23 +790,33 @@ int or_tcp_create(const struct or_tcp_params *p, struct or_transport **out,
 		if (rc < 0)
 			goto fail;
 	}
+	/*
+	 * Whatever else connects (a port scan, a health check) must not end
+	 * the mesh: a connection that closes, sends something else, or sends
+	 * nothing for OR_HELLO_WAIT_MS is dropped, and so is a second hello from
+	 * a rank already here (its agreement is not counted). Only a rank of
+	 * ours with another version or configuration ends it (EPROTO).
+	 */
 	while (accepted < p->size - 1 - p->rank) {
 		int fd = or_accept(lfd, deadline), r;
+		struct or_tcp_agreed theirs = agreed;
+		int64_t by = or_hello_by(deadline);
 
 		if (fd < 0) {
 			rc = fd;
 			goto fail;
 		}
-		r = handshake(fd, p, -1, deadline, &agreed);
-		if (r == -EBADMSG || (r >= 0 && tc->peers[r].fd >= 0)) {
-			close(fd);	/* a stranger, or a duplicate rank */
-			continue;
-		}
-		if (r < 0) {
+		r = handshake(fd, p, -1, by, &theirs);
+		if (r == -EPROTO) {
 			close(fd);
 			rc = r;
 			goto fail;
 		}
+		if (r < 0 || tc->peers[r].fd >= 0) {
+			close(fd);	/* a stranger, or a duplicate rank */
+			continue;
+		}
+		agreed = theirs;
 		tc->peers[r].fd = fd;
 		accepted++;
 	}
