@@ -74,7 +74,9 @@ static int cmp_u64(const void *pa, const void *pb)
 /* Bandwidth-bound scaling: t for b bytes counts as t * bytes / b. */
 static uint64_t scaled(uint64_t t, uint64_t b, uint64_t bytes)
 {
-	return bytes > b && b ? (uint64_t)((double)t * bytes / b) : t;
+	double s = bytes > b && b ? (double)t * bytes / b : (double)t;
+
+	return s >= OR_EST_CEIL_NS ? OR_EST_CEIL_NS : (uint64_t)s;
 }
 
 uint64_t or_est_own(struct or_estimator *e, uint64_t bytes)
@@ -117,7 +119,8 @@ uint64_t or_est_bound(struct or_estimator *e, uint64_t bytes)
 			    or_est_own(e, bytes);
 	if (!tb)
 		return e->last_bound_ns = OR_EST_DEFAULT_NS;
-	bound = (uint64_t)(tb * e->margin);
+	bound = tb * e->margin >= OR_EST_CEIL_NS ? OR_EST_CEIL_NS :
+		(uint64_t)(tb * e->margin);
 	if (bound < OR_EST_FLOOR_NS)
 		bound = OR_EST_FLOOR_NS;
 	return e->last_bound_ns = bound;

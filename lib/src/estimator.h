@@ -62,6 +62,9 @@
 #define OR_EST_PERCENTILE	95
 #define OR_EST_FLOOR_NS		500000ull	/* 0.5 ms */
 #define OR_EST_DEFAULT_NS	1000000000ull	/* 1 s */
+/* Never above: a peer's report of an absurd t_B (or a scaled one past
+ * what a uint64_t holds) must not wrap the bound to nothing. */
+#define OR_EST_CEIL_NS		600000000000ull	/* 10 min */
 #define OR_EST_LATE_PPM		1000		/* 0.1% of a call's bytes */
 #define OR_EST_MARGIN_UP	1.25
 #define OR_EST_MARGIN_DOWN	0.995

@@ -67,6 +67,18 @@ int main(void)
 	}
 	T_ASSERT(or_est_bound(&e, 1 << 16) ==
 		 (uint64_t)(30000000ull * OR_EST_MARGIN_UP), "no estimates");
+	/* A peer reporting an absurd t_B: the bound stops at the ceiling,
+	 * scaled up or not, instead of wrapping past UINT64_MAX. */
+	{
+		uint64_t huge[2] = { UINT64_MAX / 2, UINT64_MAX };
+
+		or_est_agree(&e, 1 << 16, huge, 2);
+	}
+	T_ASSERT(or_est_bound(&e, 1 << 16) == OR_EST_CEIL_NS, "ceiling: %llu",
+		 (unsigned long long)or_est_bound(&e, 1 << 16));
+	T_ASSERT(or_est_bound(&e, (1 << 17) - 1) == OR_EST_CEIL_NS,
+		 "scaled ceiling: %llu",
+		 (unsigned long long)or_est_bound(&e, (1 << 17) - 1));
 	/* Where the margin settles: one late call in 20 (5%, above the
 	 * balance of 2.2%) widens it to the cap; one in 100 (1%) narrows it
 	 * back to 1. Late: a sixth of the call's bytes, as one message of a
