@@ -971,6 +971,17 @@ static int advance(optireduce_comm *c)
 	return moved;
 }
 
+/* Take the queue's head; it becomes the active call. Under c->lock. */
+static struct or_call *queue_pop(optireduce_comm *c)
+{
+	struct or_call *call = &c->slots[c->queue[c->qhead]];
+
+	c->qhead = (c->qhead + 1) % c->nslots;
+	c->qlen--;
+	call->state = OR_SLOT_ACTIVE;
+	return call;
+}
+
 /* Start the call at the head of the queue; 1 if one was started. */
 static int activate(optireduce_comm *c)
 {
@@ -997,9 +1008,7 @@ static int activate(optireduce_comm *c)
 	}
 
 	pthread_mutex_lock(&c->lock);
-	c->qhead = (c->qhead + 1) % c->nslots;
-	c->qlen--;
-	call->state = OR_SLOT_ACTIVE;
+	queue_pop(c);
 	warmup = c->cfg.warmup_calls;
 	timeout_ms = call->timeout_ms;
 	a->loss_ppm = call->loss_ppm;
@@ -1215,7 +1224,6 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 	}
 }
 
-/* Earliest moment something time-driven is due; 0: nothing. */
 /*
  * When the queue's head, held back for want of loss reports, reaches its
  * timeout (0: it is not held, or has none). Reports stop coming when a
@@ -1243,18 +1251,13 @@ static int64_t held_deadline(optireduce_comm *c)
  * the communicator with it. */
 static void held_timeout(optireduce_comm *c)
 {
-	struct or_call *call;
-
 	pthread_mutex_lock(&c->lock);
-	call = &c->slots[c->queue[c->qhead]];
-	c->qhead = (c->qhead + 1) % c->nslots;
-	c->qlen--;
-	call->state = OR_SLOT_ACTIVE;
+	c->act.c = queue_pop(c);
 	pthread_mutex_unlock(&c->lock);
-	c->act.c = call;
 	break_comm(c, -ETIMEDOUT);
 }
 
+/* Earliest moment something time-driven is due; 0: nothing. */
 static int64_t next_timer(optireduce_comm *c)
 {
 	struct or_active *a = &c->act;
@@ -1317,7 +1320,7 @@ static void *progress_main(void *arg)
 		};
 		struct timespec ts, *tsp = NULL;
 		int busy = 0, state;
-		int64_t when;
+		int64_t when, held;
 		uint64_t cnt;
 
 		pthread_mutex_lock(&c->lock);
@@ -1343,8 +1346,8 @@ static void *progress_main(void *arg)
 			    or_now_ns() >= c->act.call_deadline) {
 				break_comm(c, -ETIMEDOUT);
 				busy = 1;
-			} else if (!c->act.c && held_deadline(c) &&
-				   or_now_ns() >= held_deadline(c)) {
+			} else if (!c->act.c && (held = held_deadline(c)) &&
+				   or_now_ns() >= held) {
 				held_timeout(c);
 				busy = 1;
 			}
