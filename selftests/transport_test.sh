@@ -314,7 +314,8 @@ books_agree() {
 # Every byte arrives, every round completes, and the counters add up to
 # the datagram: tx_packets is fragments x peers, every sent fragment is
 # placed exactly once, nothing is dropped or duplicated. Ranks start 40 ms
-# apart after joining, so the early ones' first fragments wait in the
+# apart after joining (scaled: a debug kernel's first post and send can
+# take longer than that), so the early ones' first fragments wait in the
 # later ones' backlog (backlog_queued > 0) and must be delivered from it.
 no_loss() {
 	local n=$1 rounds=$2 sizes=$3 extra=${4:-} i
@@ -323,7 +324,7 @@ no_loss() {
 	case_start
 	RANK_ARGS=()
 	for ((i = 0; i < n; i++)); do
-		RANK_ARGS[i]="--delay-ms $((40 * i))"
+		RANK_ARGS[i]="--delay-ms $((40 * i * TIME_SCALE))"
 	done
 	# shellcheck disable=SC2086
 	run_ranks "$name" "$n" --rounds "$rounds" --sizes "$sizes" "${NO_LOSS[@]}" $extra
