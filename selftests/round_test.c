@@ -118,12 +118,8 @@ static int post_msg_hinted(int fd, __u32 round, __u32 msg, __u32 flags,
 			   __u32 deadline_us, __u32 hint_us, void *buf,
 			   size_t len)
 {
-	struct optireduce_post p = {
-		.round = round, .msg = msg, .src = 0, .flags = flags,
-		.deadline_us = deadline_us, .early_us = hint_us,
-	};
-
-	return optr_ctl(fd, OPTIREDUCE_CMSG_POST, &p, sizeof(p), buf, len);
+	return optr_post_hinted(fd, round, msg, 0, flags, deadline_us,
+				hint_us, 0, buf, len);
 }
 
 /* ... message 0 alone, with a 20 s deadline. */
@@ -149,11 +145,12 @@ TEST_F_TIMEOUT(pair, delivers_every_size_byte_exact, HEAVY_S)
 		ASSERT_NE(NULL, dst);
 		fill(src, n, i);
 		memset(dst, 0xaa, n);
-		/* Explicit deadline: the adaptive one learns from the small
-		 * rounds before and would rightly expire the 4 MiB one.
+		/* Explicit deadline and typical round: the adaptive ones
+		 * learn from the small rounds before and would rightly end
+		 * the 4 MiB one early or expire it.
 		 */
-		ASSERT_EQ(0, optr_post(self->b, i + 1, 5, 0, 0, LONG_US,
-				       1000 + i, dst, n));
+		ASSERT_EQ(0, optr_post_exact(self->b, i + 1, 5, LONG_US,
+					     1000 + i, dst, n));
 		ASSERT_EQ((ssize_t)n, optr_send(self->a, i + 1, 5, 1, 0, src, n));
 		ASSERT_EQ(0, optr_recv_one(self->b, &c, LONG_US / 1000));
 		EXPECT_EQ(OPTIREDUCE_COMPLETE, c.h.status);

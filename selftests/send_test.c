@@ -98,8 +98,8 @@ static void one_round_iov(struct __test_metadata *_metadata,
 		dstbuf[r] = malloc(len);
 		ASSERT_NE(NULL, dstbuf[r]);
 		memset(dstbuf[r], 0xaa, len);
-		ASSERT_EQ(0, optr_post(self->fd[r], round, 7, 0, 0, LONG_US,
-				       round, dstbuf[r], len));
+		ASSERT_EQ(0, optr_post_exact(self->fd[r], round, 7, LONG_US,
+					     round, dstbuf[r], len));
 	}
 	ASSERT_EQ((ssize_t)len, optr_sendv(self->fd[0], round, 7, dst, LONG_US,
 					   iov, iovcnt));
@@ -405,10 +405,10 @@ TEST_F_TIMEOUT(lo1500, dontwait_send_behind_a_long_one, HEAVY_S)
 	ls.buf = big;
 	ASSERT_EQ(0, setsockopt(self->fd[0], optr_sol(), OPTIREDUCE_PACE_MBPS,
 				&v, sizeof(v)));
-	ASSERT_EQ(0, optr_post(self->fd[1], ls.round, 7, 0, 0, LONG_US, 1,
-			       got, PACED_LEN));
-	ASSERT_EQ(0, optr_post(self->fd[2], ls.round, 8, 0, 0, LONG_US, 2,
-			       small_got, sizeof(small)));
+	ASSERT_EQ(0, optr_post_exact(self->fd[1], ls.round, 7, LONG_US, 1,
+				     got, PACED_LEN));
+	ASSERT_EQ(0, optr_post_exact(self->fd[2], ls.round, 8, LONG_US, 2,
+				     small_got, sizeof(small)));
 	EXPECT_TRUE(optr_pollout(self->fd[0], 0));	/* idle */
 	ASSERT_EQ(0, optr_long_send_start(&ls));
 
@@ -509,8 +509,8 @@ TEST_F_TIMEOUT(lo1500, single_page_pool, HEAVY_S)
 		got[r] = malloc(BIG);
 		ASSERT_NE(NULL, got[r]);
 		memset(got[r], 0xaa, BIG);
-		ASSERT_EQ(0, optr_post(self->fd[r], round, 7, 0, 0, LONG_US,
-				       round, got[r], BIG));
+		ASSERT_EQ(0, optr_post_exact(self->fd[r], round, 7, LONG_US,
+					     round, got[r], BIG));
 	}
 	for (i = 0; i < ARRAY_SIZE(setup); i++)
 		ASSERT_EQ(0, write_str(setup[i][0], setup[i][1])) {
