@@ -284,8 +284,8 @@ TEST_F_TIMEOUT(steer, close_while_batches_queued, HEAVY_S)
 	ASSERT_EQ(0, optr_param_set("rx_steer_kb", 4096));
 	ASSERT_EQ(0, pipe(go));
 	for (r = 1; r <= ROUNDS; r++)
-		ASSERT_EQ(0, optr_post_exact(self->fd[1], r, 7, LONG_US, r,
-					     self->buf[r - 1], 4 << 20));
+		ASSERT_EQ(0, optr_post(self->fd[1], r, 7, 0, 0, LONG_US, r,
+				       self->buf[r - 1], 4 << 20));
 	pid = sender(self->fd[0], self->fd[1], go[0], ROUNDS, 4 << 20);
 	ASSERT_LT(0, pid);
 	ASSERT_EQ(1, write(go[1], "g", 1));
