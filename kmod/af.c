@@ -16,6 +16,7 @@
 #include <net/sock.h>
 #include <uapi/linux/optireduce.h>
 
+#include "af.h"
 #include "comm.h"
 #include "netns.h"
 #include "params.h"

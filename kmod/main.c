@@ -10,10 +10,10 @@
 
 #include <linux/module.h>
 
+#include "af.h"
 #include "netlink.h"
 #include "netns.h"
 #include "params.h"
-#include "sock.h"
 
 static int __init optr_init(void)
 {

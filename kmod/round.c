@@ -32,6 +32,7 @@
 #include "skbwalk.h"
 #include "sock.h"
 #include "stats.h"
+#include "timers.h"
 #include "trace.h"
 
 /* Serial number arithmetic (RFC 1982) on round ids. */

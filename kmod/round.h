@@ -98,11 +98,4 @@ void optr_rounds_release(struct optr_sock *osk);
 void optr_rounds_reap(struct optr_sock *osk);
 u32 optr_sock_deadline_us(struct optr_sock *osk, u32 *typical_us);
 
-/* timers.c */
-void optr_round_timer_init(struct optr_round *r);
-void optr_round_timer_arm(struct optr_round *r, ktime_t when);
-void optr_round_maybe_arm_early(struct optr_round *r);
-u64 optr_round_idle_ns(const struct optr_round *r);
-void optr_round_early_rearm(struct optr_round *r);
-
 #endif /* _OPTR_ROUND_H */

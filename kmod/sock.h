@@ -98,7 +98,4 @@ static inline struct optr_comm *optr_sock_comm(struct optr_sock *osk)
 	return smp_load_acquire(&osk->comm);
 }
 
-int optr_af_init(void);
-void optr_af_exit(void);
-
 #endif /* _OPTR_SOCK_H */

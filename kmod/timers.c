@@ -27,6 +27,7 @@
 
 #include "round.h"
 #include "sock.h"
+#include "timers.h"
 
 static enum hrtimer_restart optr_round_timer_fn(struct hrtimer *t)
 {
