@@ -31,6 +31,15 @@
  * lost and compensated, whether it went over the reliable path and why, and
  * how long it took.
  *
+ * Loss is counted in one unit everywhere (results, stats, the loss reports
+ * behind group_lost_ppm, the safeguard's loss_threshold_ppm): entries of the
+ * result, i.e. gradient elements. An entry is lost when anything it depends
+ * on did not arrive in time: any of the peers' contributions to an entry of
+ * this rank's own shard (counted once however many are missing), or the
+ * entry itself for another rank's shard. A call of count entries on more
+ * than one rank expects count entries; lost / expected is the fraction of
+ * the gradient this rank had to rescale or estimate.
+ *
  * Tuning and counters
  *   optireduce_comm_set_option() / optireduce_comm_get_option()
  *   optireduce_comm_stats()           totals since creation
@@ -113,7 +122,9 @@ struct optireduce_config {
 	unsigned int incast;		/* senders per receiver at once; 0: all */
 	unsigned int max_inflight;	/* 1 .. OPTIREDUCE_MAX_INFLIGHT */
 	unsigned int warmup_calls;	/* reliable calls that measure deadlines */
-	unsigned int loss_threshold_ppm; /* safeguard: loss above this trips */
+	unsigned int loss_threshold_ppm; /* safeguard: a call losing more than
+					  * this fraction of its entries
+					  * (ppm) trips */
 	unsigned int fallback_calls;	/* most reliable calls after a trip */
 	unsigned int timeout_ms;	/* connect and per-call bound; 0: none */
 	unsigned int flags;		/* OPTIREDUCE_CFG_* */
@@ -167,8 +178,10 @@ struct optireduce_config {
 struct optireduce_result {
 	uint64_t seq;			/* call number on this communicator */
 	uint64_t count;			/* entries reduced */
-	uint64_t expected;		/* entries this rank had to receive */
-	uint64_t lost;			/* ... of which did not arrive */
+	uint64_t expected;		/* entries that depend on what peers
+					 * send: count (0 with one rank) */
+	uint64_t lost;			/* ... of which something did not
+					 * arrive (see "Loss is counted") */
 	uint64_t compensated;		/* result entries rescaled or estimated */
 	double lost_fraction;		/* lost / expected (0 when expected 0) */
 	uint64_t duration_ns;		/* start to completion */
@@ -192,9 +205,9 @@ struct optireduce_stats {
 	uint64_t calls_fallback;	/* subset of calls_reliable */
 	uint64_t calls_failed;
 	uint64_t safeguard_trips;
-	uint64_t entries_expected;
-	uint64_t entries_lost;
-	uint64_t entries_compensated;
+	uint64_t entries_expected;	/* sums of the results' expected, */
+	uint64_t entries_lost;		/* lost */
+	uint64_t entries_compensated;	/* and compensated: entries */
 	uint64_t deadline_ns;		/* current bound: t_B times the margin
 					 * (0: no call yet) */
 	uint64_t average_ns;		/* current t_C estimate */

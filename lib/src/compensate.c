@@ -68,7 +68,9 @@ void or_comp_rescale(float *acc, size_t len, const struct or_contrib *c,
 		if (cur > 0 && pos > prev) {
 			float f = (float)n / (float)(n - cur);
 
-			st->lost += (uint64_t)cur * (pos - prev);
+			/* Entries, not contributions: an entry m of whose
+			 * contributions are missing is one entry lost. */
+			st->lost += pos - prev;
 			st->compensated += pos - prev;
 			if (apply)
 				for (size_t j = prev; j < pos; j++)

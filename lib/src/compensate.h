@@ -23,8 +23,12 @@
  * when the transform is on, so a lost range becomes small noise spread
  * over its block instead of a hole.
  *
- * Counts: lost = contributions (phase 1) or entries (phase 2) that did not
- * arrive; compensated = result entries that were rescaled or estimated.
+ * Counts, in one unit in both phases: entries of the result (gradient
+ * elements). lost = entries for which something did not arrive: in phase 1
+ * an entry missing any number of its contributions counts once, in phase 2
+ * an entry of another owner's shard that did not arrive. compensated = the
+ * entries rescaled or estimated: the same entries, also when rescaling is
+ * off (apply = 0).
  */
 
 #include <stddef.h>

@@ -566,6 +566,17 @@ static void note_silent(optireduce_comm *c)
 		c->silent[j] = !c->act.heard[j];
 }
 
+/* What this rank receives in a call, the measure the lossy transport's
+ * late bytes are set against: its shard from every peer, then every other
+ * shard (a direct call: the whole buffer from every peer). */
+static uint64_t received_bytes(optireduce_comm *c)
+{
+	struct or_active *a = &c->act;
+
+	return ((uint64_t)(c->size - 1) * a->len + (a->c->count - a->len)) *
+	       sizeof(float);
+}
+
 static void finish(optireduce_comm *c)
 {
 	struct or_active *a = &c->act;
@@ -623,8 +634,7 @@ static void finish(optireduce_comm *c)
 	if (!a->reliable && a->t->ops->late) {
 		uint64_t late = a->t->ops->late(a->t);
 
-		or_est_late(&c->est, res->expected * sizeof(float),
-			    late - c->late_seen);
+		or_est_late(&c->est, received_bytes(c), late - c->late_seen);
 		c->late_seen = late;
 	}
 	if (n > 1) {
@@ -1065,8 +1075,9 @@ static int activate(optireduce_comm *c)
 
 	call->res.seq = seq;
 	call->res.count = call->count;
-	call->res.expected = n > 1 ?
-		(uint64_t)(n - 1) * a->len + (call->count - a->len) : 0;
+	/* Every entry of the result depends on something received: the own
+	 * shard on its contributions, the others on phase 2. */
+	call->res.expected = n > 1 ? call->count : 0;
 	call->res.flags = (a->reliable ? OPTIREDUCE_RES_RELIABLE : 0) |
 		(a->hadamard ? OPTIREDUCE_RES_HADAMARD : 0) |
 		(a->direct ? OPTIREDUCE_RES_DIRECT : 0);

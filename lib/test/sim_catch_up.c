@@ -95,22 +95,21 @@ static void run(unsigned int direct_kb)
 				continue;
 			T_ASSERT(!!(res[r].flags & OPTIREDUCE_RES_DIRECT) == direct,
 				 "call %d rank %d: flags %#x", call, r, res[r].flags);
-			if (partial)
-				T_ASSERT(res[r].lost > 0 && res[r].lost < res[r].expected,
-					 "direct %d call 6 rank %d: lost %llu of %llu",
-					 direct, r, (unsigned long long)res[r].lost,
-					 (unsigned long long)res[r].expected);
-			else if (call == 8 && r == 0)
-				T_ASSERT(res[r].lost == res[r].expected,
+			T_ASSERT(res[r].expected == COUNT, "%s: expected %llu",
+				 what, (unsigned long long)res[r].expected);
+			if (call == 8 && r == 0)
+				T_ASSERT(res[r].lost == COUNT,
 					 "direct %d call 8: lost %llu of %llu", direct,
 					 (unsigned long long)res[r].lost,
 					 (unsigned long long)res[r].expected);
-			else if ((call == 9 || call == 12) && r == 0)
-				/* Rank 2's: its whole buffer in a direct call,
-				 * else its phase-1 part of our shard and its
-				 * own shard in phase 2. */
+			else if (partial || ((call == 9 || call == 12) && r == 0))
+				/* Rank 2's entries, counted as entries of the
+				 * result: in a direct call every entry lacks
+				 * its contribution, else the entries of our
+				 * shard lack it and its shard did not come in
+				 * phase 2 (rank 1's did: a partial loss). */
 				T_ASSERT(res[r].lost == (direct ? COUNT : 2 * COUNT / N),
-					 "direct %d call %d: lost %llu", direct, call,
+					 "%s: lost %llu", what,
 					 (unsigned long long)res[r].lost);
 			else
 				T_ASSERT(res[r].lost == 0, "direct %d call %d rank %d lost %llu",

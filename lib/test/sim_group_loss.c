@@ -8,7 +8,7 @@
  *
  * Three ranks, Transpose AllReduce (direct_kb 0); call 5 drops a third of
  * the packets to rank 2 alone, call 9 a tenth of those to rank 0 and a
- * fifth of those to rank 1. The threshold is out of the way, so no call
+ * third of those to rank 1. The threshold is out of the way, so no call
  * falls back.
  */
 #include "helpers.h"
@@ -30,7 +30,7 @@ static int drop(void *arg, int src, int dst, uint64_t tag, uint64_t pkt,
 	if (seq == 5)
 		return dst == 2 && h < 10;
 	if (seq == 9)
-		return (dst == 0 && h < 3) || (dst == 1 && h < 6);
+		return (dst == 0 && h < 3) || (dst == 1 && h < 9);
 	return 0;
 }
 

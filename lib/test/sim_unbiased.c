@@ -84,7 +84,11 @@ static double run(int hadamard, int compensate, double *mean_out)
 
 		printf("hadamard %d compensate %d: loss %.3f, mean error %.4f, "
 		       "standard error %.4f\n", hadamard, compensate, lost / exp, m, se);
-		T_ASSERT(lost / exp > 0.15 && lost / exp < 0.25, "loss rate");
+		/* Lost entries of the result: those of a rank's own shard
+		 * (a quarter) that miss any of 3 contributions, 1 - 0.8^3,
+		 * and those of the other shards that did not come, 0.2:
+		 * 0.25 * 0.488 + 0.75 * 0.2 = 0.272. */
+		T_ASSERT(lost / exp > 0.25 && lost / exp < 0.30, "loss rate");
 		*mean_out = m;
 		return fabs(m) / se;
 	}

@@ -112,7 +112,17 @@ _RESULT_FIELDS = ("seq", "count", "expected", "lost", "compensated",
 
 
 class Result:
-    """What one allreduce did (struct optireduce_result)."""
+    """What one allreduce did (struct optireduce_result).
+
+    expected, lost and compensated count entries of the result (gradient
+    elements), one unit in both phases: expected is count (0 with one
+    rank); an entry is lost when anything it depends on did not arrive in
+    time (any peer's contribution to an entry of this rank's shard, counted
+    once, or the reduced entry of another rank's shard); compensated, the
+    entries rescaled or estimated. lost_fraction = lost / expected is the
+    fraction of the gradient that was rescaled or estimated; group_lost_ppm
+    (the worst rank's, of call seq - REPORT_LAG) is in the same unit, as is
+    the safeguard's loss_threshold_ppm."""
 
     __slots__ = _RESULT_FIELDS
 
@@ -501,7 +511,9 @@ class Comm:
                "optireduce_comm_set_option")
 
     def stats(self):
-        """Totals since creation (struct optireduce_stats) as a dict."""
+        """Totals since creation (struct optireduce_stats) as a dict;
+        entries_expected, entries_lost and entries_compensated are sums of
+        the Results' fields, in entries of the result (see Result)."""
         st = CStats()
         _check(self._lib.optireduce_comm_stats(self._ptr, ctypes.byref(st)),
                "optireduce_comm_stats")

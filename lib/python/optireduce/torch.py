@@ -69,7 +69,8 @@ class OptiReduceState:
                     steps (0: never on a schedule).
     resync_lost     ... or as soon as the lost fractions of the steps since
                     the last re-synchronization add up to this much on the
-                    rank that lost most (0: never for loss). Checked at the
+                    rank that lost most (0: never for loss); a fraction of
+                    gradient entries, as Result.lost_fraction. Checked at the
                     start of a forward pass every loss_check_every steps,
                     from the loss reports the library already exchanges
                     (Result.group_lost_ppm): the same numbers on every rank,
