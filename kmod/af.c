@@ -139,10 +139,7 @@ static int optr_getsockopt(struct socket *sock, int level, int optname,
 		size = sizeof(u.stats);
 		break;
 	case OPTIREDUCE_ESTIMATE:
-		spin_lock_bh(&osk->lock);
-		u.est.deadline_us = optr_sock_deadline_us(osk, &u.est.typical_us);
-		u.est.samples = osk->est.n;
-		spin_unlock_bh(&osk->lock);
+		optr_sock_estimate(osk, &u.est);
 		size = sizeof(u.est);
 		break;
 	case OPTIREDUCE_JOIN: {

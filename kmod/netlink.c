@@ -17,7 +17,6 @@
 #include "netlink.h"
 #include "netns.h"
 #include "params.h"
-#include "round.h"
 #include "sock.h"
 #include "stats.h"
 
@@ -65,10 +64,7 @@ static int optr_nl_put_sock(struct sk_buff *skb, struct optr_sock *osk,
 	u32 pace;
 
 	optr_stats_copy_sock(osk, &st);
-	spin_lock_bh(&osk->lock);
-	est.deadline_us = optr_sock_deadline_us(osk, &est.typical_us);
-	est.samples = osk->est.n;
-	spin_unlock_bh(&osk->lock);
+	optr_sock_estimate(osk, &est);
 	pace = osk->pace_set ? READ_ONCE(osk->pace_mbps) :
 			       optr_tunable_get(&optr_pace_mbps);
 

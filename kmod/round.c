@@ -70,24 +70,6 @@ static struct optr_post *optr_post_find(struct optr_sock *osk, u32 round,
 	return NULL;
 }
 
-/* The adaptive deadline of this socket under the current tunables. */
-u32 optr_sock_deadline_us(struct optr_sock *osk, u32 *typical_us)
-{
-	struct optr_est_rule rule = {
-		.pctl = optr_tunable_get(&optr_deadline_pctl),
-		.margin_pct = optr_tunable_get(&optr_deadline_margin_pct),
-		.min_us = optr_tunable_get(&optr_deadline_min_us),
-		.max_us = optr_tunable_get(&optr_deadline_max_us),
-	};
-
-	lockdep_assert_held(&osk->lock);
-	/* The two bounds are written separately; a reader may see a new min
-	 * with an old max for a moment.
-	 */
-	rule.max_us = max(rule.max_us, rule.min_us);
-	return optr_est_deadline(&osk->est, &rule, typical_us);
-}
-
 static void optr_post_free(struct optr_post *p)
 {
 	if (p->npages)

@@ -96,6 +96,5 @@ bool optr_deliver(struct optr_sock *osk, struct optr_skb_walk *w,
 void optr_round_end(struct optr_round *r, enum optireduce_status status);
 void optr_rounds_release(struct optr_sock *osk);
 void optr_rounds_reap(struct optr_sock *osk);
-u32 optr_sock_deadline_us(struct optr_sock *osk, u32 *typical_us);
 
 #endif /* _OPTR_ROUND_H */

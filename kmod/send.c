@@ -19,7 +19,6 @@
 #include "comm.h"
 #include "netns.h"
 #include "params.h"
-#include "round.h"
 #include "send.h"
 #include "sock.h"
 #include "txpool.h"

@@ -38,6 +38,7 @@
 
 struct optr_net;
 struct optr_comm;
+struct optireduce_estimate;
 
 /* Pages of the send path's pool (txpool.c), 32 KiB each where possible. */
 #define OPTR_TX_POOL	64
@@ -97,5 +98,9 @@ static inline struct optr_comm *optr_sock_comm(struct optr_sock *osk)
 	/* Pairs with smp_store_release() in optr_member_add(). */
 	return smp_load_acquire(&osk->comm);
 }
+
+/* sock.c; optr_sock_deadline_us() needs osk->lock held. */
+u32 optr_sock_deadline_us(struct optr_sock *osk, u32 *typical_us);
+void optr_sock_estimate(struct optr_sock *osk, struct optireduce_estimate *est);
 
 #endif /* _OPTR_SOCK_H */
