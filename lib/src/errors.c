@@ -24,7 +24,6 @@ static const struct {
 	{ EAGAIN,	"call still in progress" },
 	{ EBUSY,	"too many calls in flight (max_inflight reached)" },
 	{ EAFNOSUPPORT,	"optireduce kernel module not loaded (lossy transport unavailable)" },
-	{ ENOSYS,	"kernel transport not implemented in this library build" },
 	{ ENOENT,	"required setting missing (RANK/WORLD_SIZE, MASTER_ADDR/MASTER_PORT or OPTIREDUCE_PEERS)" },
 	{ ETIMEDOUT,	"peers did not answer in time (rendezvous, connect, or reliable call)" },
 	{ EPROTO,	"peer speaks another protocol version or has a different configuration" },
