@@ -40,6 +40,10 @@ PYTHON=python3
 
 WORK=$(mktemp -d /tmp/optr-tool-XXXXXX)
 chmod 755 "$WORK"
+# What runs as another user runs from here: that user may not enter the
+# checkout (a clone in root's home, mode 700).
+NOBODY_TOOL=$WORK/optireduce
+cp "$TOOL" "$NOBODY_TOOL"
 OUT=$WORK/out
 ERR=$WORK/err
 PIDS=()
@@ -64,7 +68,7 @@ run() {
 	RC=$?
 }
 run_nobody() {
-	nobody "$TOOL" "$@" >"$OUT" 2>"$ERR"
+	nobody "$NOBODY_TOOL" "$@" >"$OUT" 2>"$ERR"
 	RC=$?
 }
 
@@ -517,7 +521,7 @@ start_monitor "$WORK/monA.txt" ip netns exec "$A" "$TOOL" monitor -c 6 --timeout
 MON_TEXT=$MON_PID
 start_monitor "$WORK/monA.json" ip netns exec "$A" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
-	"$TOOL" -j monitor --count 6 --timeout 30
+	"$NOBODY_TOOL" -j monitor --count 6 --timeout 30
 MON_JSON=$MON_PID
 
 # Ranks 0 and 2 of communicator 7 (rank 1 never joins), rank 1 of the
@@ -636,7 +640,7 @@ ok=1
 for args in "sock show" "-s sock show" "comm show" "stats show" "param show"; do
 	# shellcheck disable=SC2086
 	ip netns exec "$A" setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$TOOL" $args >"$OUT" 2>"$ERR"
+		"$NOBODY_TOOL" $args >"$OUT" 2>"$ERR"
 	RC=$?
 	# shellcheck disable=SC2086
 	"$TOOL" -n "$A" $args >"$WORK/root.out"
@@ -652,7 +656,7 @@ read -r after <"$PARAMS/deadline_pctl"
 expect "non-root: param set refused (EPERM, exit 1)" 1 "Operation not permitted"
 ktap_check "non-root: param set left the value" test "$after" = "${VAL[deadline_pctl]}"
 ip netns exec "$A" setpriv --reuid=65534 --regid=65534 --clear-groups \
-	"$TOOL" stats reset >"$OUT" 2>"$ERR"
+	"$NOBODY_TOOL" stats reset >"$OUT" 2>"$ERR"
 RC=$?
 expect "non-root: stats reset refused (EPERM, exit 1)" 1 "Operation not permitted"
 grep '^net ' "$PROC_A" | sort >"$WORK/procA.net2"
@@ -661,7 +665,7 @@ ktap_check "non-root: stats reset left the counters" \
 
 # Tunables are global: the root of a user namespace may not change them.
 if nobody unshare -Urn true 2>/dev/null; then
-	nobody unshare -Urn "$TOOL" param set deadline_pctl 60 >"$OUT" 2>"$ERR"
+	nobody unshare -Urn "$NOBODY_TOOL" param set deadline_pctl 60 >"$OUT" 2>"$ERR"
 	RC=$?
 	read -r after <"$PARAMS/deadline_pctl"
 	expect "user namespace root: param set refused (EPERM, exit 1)" 1 \
@@ -689,7 +693,7 @@ time.sleep(30)" "$1" &
 		"$2" -j sock show | /usr/bin/python3 -c "import json, sys
 print(\"nl\", json.load(sys.stdin)[0][\"uid\"])"
 		"$2" stats reset && echo reset-ok
-		kill $!' sh "$(optr_family)" "$TOOL" >"$OUT" 2>"$ERR"
+		kill $!' sh "$(optr_family)" "$NOBODY_TOOL" >"$OUT" 2>"$ERR"
 	ktap_check "user namespace: /proc shows the owner as uid 0" \
 		grep -qx "proc 0" "$OUT"
 	ktap_check "user namespace: netlink shows the same uid as /proc" \
