@@ -3,7 +3,7 @@
 #
 # The library over the kernel socket, end to end: 2, 4 and 8 ranks, each in
 # its own network namespace on one bridge (lib.sh setup_bridge), running
-# lib/build/test/guest/ar_rank (every rank knows the exact sum of its
+# lib/build/examples/allreduce_rank (every rank knows the exact sum of its
 # integer-valued data and reports what it got).
 #
 #   no loss       the result is exactly the sum and nothing was lost, sync
@@ -72,7 +72,7 @@ dir=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
 . "$dir/lib.sh"
 
-AR=$REPO_DIR/lib/build/test/guest/ar_rank
+AR=$REPO_DIR/lib/build/examples/allreduce_rank
 OUT=$(mktemp -d)
 N_MAX=8
 COUNT=16384		# four Hadamard blocks of 4096

@@ -6,7 +6,7 @@ sets), GLOO_SOCKET_IFNAME. Imports torch once, then for every profile:
 
   1. applies the profile's netem qdisc to this rank's own eth0 (the rank
      runs as root in its own network namespace), measures the round trip
-     the link produces (rank 0 serves, rank 1 pings, udp_probe);
+     the link produces (rank 0 serves, rank 1 pings, link_probe);
   2. in the calm profile, and in a profile with background jobs (which
      take CPU too), measures the computation alone (no allreduce) to give
      the allreduce share of a DDP step;
@@ -79,7 +79,7 @@ def parse(argv):
     p.add_argument("--resync-lost", type=float, default=0.01)
     p.add_argument("--resync-every", type=int, default=0)
     p.add_argument("--compute-steps", type=int, default=8)
-    p.add_argument("--probe", default="", help="udp_probe binary ('': none)")
+    p.add_argument("--probe", default="", help="link_probe binary ('': none)")
     p.add_argument("--probe-count", type=int, default=300)
     p.add_argument("--dev", default="eth0",
                    help="this rank's link ('': leave the qdisc alone)")

@@ -4,8 +4,8 @@
  * injected latency tail looks like). No ping in the guest image, and a
  * probe in C costs one process instead of an interpreter.
  *
- *   udp_probe serve PORT              echo datagrams until killed
- *   udp_probe ping ADDR PORT COUNT    COUNT probes, one at a time (a lost
+ *   link_probe serve PORT             echo datagrams until killed
+ *   link_probe ping ADDR PORT COUNT   COUNT probes, one at a time (a lost
  *                                     one times out after 1 s); prints
  *                                     "rtt_ms p50 P p90 P p99 P max P lost N"
  */
@@ -68,7 +68,7 @@ static int ping(int fd, const char *addr, int port, int count)
 
 	if (!rtt || inet_pton(AF_INET, addr, &a.sin_addr) != 1 ||
 	    connect(fd, (void *)&a, sizeof(a))) {
-		fprintf(stderr, "udp_probe: bad address %s\n", addr);
+		fprintf(stderr, "link_probe: bad address %s\n", addr);
 		return 1;
 	}
 	for (int i = 0; i < count; i++) {
@@ -108,6 +108,6 @@ int main(int argc, char **argv)
 		return serve(fd, atoi(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "ping"))
 		return ping(fd, argv[2], atoi(argv[3]), atoi(argv[4]));
-	fprintf(stderr, "usage: udp_probe serve PORT | ping ADDR PORT COUNT\n");
+	fprintf(stderr, "usage: link_probe serve PORT | ping ADDR PORT COUNT\n");
 	return 2;
 }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef OR_TEST_ALLOC_COUNT_H
-#define OR_TEST_ALLOC_COUNT_H
+#ifndef OR_ALLOC_COUNT_H
+#define OR_ALLOC_COUNT_H
 
 /*
  * Heap allocations of the whole program, counted by interposition: the
  * library's steady state must not allocate (test/steady_alloc.c over TCP,
- * test/guest/ar_rank.c over the kernel socket). Include in exactly one
+ * examples/allreduce_rank.c over the kernel socket). Include in exactly one
  * file of a program: it defines malloc and friends.
  */
 #include <stdatomic.h>

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * One rank of an allreduce test or demo run (selftests/allreduce_test.sh,
- * tools/demo): the communicator comes from the environment (OPTIREDUCE_*),
- * the data is integer-valued and reproducible on every rank, so each rank
- * knows the exact sum and checks what the library returned.
+ * One rank of an allreduce job driven by options (tools/demo,
+ * selftests/allreduce_test.sh): the communicator comes from the
+ * environment (OPTIREDUCE_*), the data is integer-valued and reproducible
+ * on every rank, so each rank knows the exact sum and checks what the
+ * library returned. It links the static library: it reports the kernel
+ * transport's late posts, an internal counter (src/comm.h).
  *
- *   ar_rank [--calls N] [--count N] [--inflight K] [--check exact|bounded|none]
- *           [--common K] [--spread D] [--per-call] [--path kernel|tcp]
- *           [--late-rank R --late-ms MS [--late-from N]]
- *           [--ahead-rank R ... --ahead-ms MS --ahead-at N]
+ *   allreduce_rank [--calls N] [--count N] [--inflight K]
+ *                  [--check exact|bounded|none]
+ *                  [--common K] [--spread D] [--per-call] [--path kernel|tcp]
+ *                  [--late-rank R --late-ms MS [--late-from N]]
+ *                  [--ahead-rank R ... --ahead-ms MS --ahead-at N]
  *
  * Data of call c on rank r: x[i] = common(c, i) + spread(c, r, i), with
  * |common| <= K and |spread| <= D integers. Checks (why they hold: see
@@ -325,7 +328,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	kernel_counters(&k0);
 	if (parse(argc, argv, &o)) {
-		fprintf(stderr, "usage: see the top of ar_rank.c\n");
+		fprintf(stderr, "usage: see the top of lib/examples/allreduce_rank.c\n");
 		return 2;
 	}
 	rc = optireduce_comm_create_from_env(NULL, &c);
