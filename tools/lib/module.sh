@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: GPL-2.0
+# Load and unload optireduce.ko from the tree, and read its parameters.
+# Sourced, never run.
+#
+#   OPTIREDUCE_KO  the module to load (default: kmod/optireduce.ko of the
+#                  tree this file belongs to)
+#   PARAMS         the loaded module's parameter directory
+
+OPTIREDUCE_KO=${OPTIREDUCE_KO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/kmod/optireduce.ko}
+PARAMS=/sys/module/optireduce/parameters
+
+optr_loaded() { [ -d /sys/module/optireduce ]; }
+
+# optr_load [PARAM=VALUE...]: load the module unless it is loaded. Stock
+# Debian kernels build udp_tunnel, which it needs, as a module.
+optr_load() {
+	optr_loaded && return 0
+	modprobe -q udp_tunnel 2>/dev/null || true
+	insmod "$OPTIREDUCE_KO" "$@"
+}
+
+optr_unload() {
+	optr_loaded || return 0
+	rmmod optireduce
+}
+
+# The address family number the loaded module registered.
+optr_family() { cat "$PARAMS/family"; }
