@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The socket family: creation and release, socket options, and the
- * sendmsg/recvmsg/poll entry points that dispatch to send.c and round.c.
+ * sendmsg/recvmsg/poll entry points that dispatch to send.c, round.c and
+ * completion.c.
  *
  * The family number is borrowed at load time (params.c), so the
  * net_proto_family cannot be const: its .family is filled in by
@@ -18,6 +19,7 @@
 
 #include "af.h"
 #include "comm.h"
+#include "completion.h"
 #include "netns.h"
 #include "params.h"
 #include "round.h"

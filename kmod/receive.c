@@ -15,6 +15,7 @@
 #include "comm.h"
 #include "netns.h"
 #include "params.h"
+#include "post.h"
 #include "receive.h"
 #include "round.h"
 #include "skbwalk.h"

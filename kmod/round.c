@@ -1,33 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Rounds, posted buffers, the early-arrival backlog and completions.
+ * Rounds, the early-arrival backlog and source tracking: opening a round
+ * with its first post, placing each fragment into its post, holding
+ * fragments that came before their post, noting which senders moved on,
+ * and ending rounds. Posts' buffers are post.c's, the completion queue
+ * completion.c's, the round timer timers.c's.
  *
  * Data path: a fragment is copied once, from the skb into the pinned pages
  * of the buffer userspace posted, under the socket's lock in softirq
  * context. Nothing waits in kernel memory for a reader except fragments
  * that came before their post (the backlog, bounded by backlog_kb).
  *
- * A round ends in softirq context (last byte, timer) or process context
- * (cancel, close). Ending moves it to osk->dead_rounds, where its timer may
- * still be armed; it is freed only in process context after
- * hrtimer_cancel() (optr_rounds_reap), so the timer never sees freed memory.
- * Ended posts wait on osk->completions, pages still pinned, until recvmsg
- * hands them out: unpinning may sleep, so it happens there.
+ * Locking: rounds, the backlog, the sources seen and every round's and
+ * post's counters are osk->lock's. A round ends in softirq context (last
+ * byte, timer) or process context (cancel, close). Ending moves it to
+ * osk->dead_rounds, where its timer may still be armed; it is freed only
+ * in process context after hrtimer_cancel() (optr_rounds_reap), so the
+ * timer never sees freed memory. Ended posts wait on osk->completions,
+ * pages still pinned, until recvmsg hands them out: unpinning may sleep,
+ * so it happens there.
  */
 
-#include <linux/highmem.h>
-#include <linux/jhash.h>
-#include <linux/mm.h>
-#include <linux/sched/signal.h>
+#include <linux/err.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
-#include <linux/wait.h>
 
 #include "comm.h"
-#include "compat.h"
+#include "completion.h"
 #include "netlink.h"
 #include "netns.h"
 #include "params.h"
+#include "post.h"
 #include "round.h"
 #include "skbwalk.h"
 #include "sock.h"
@@ -41,11 +44,6 @@ static bool optr_round_after(u32 a, u32 b)
 	return (s32)(a - b) > 0;
 }
 
-static u32 optr_post_key(u32 round, u32 src, u32 msg)
-{
-	return jhash_3words(round, src, msg, 0);
-}
-
 static struct optr_round *optr_round_find(struct optr_sock *osk, u32 id)
 {
 	struct optr_round *r;
@@ -57,55 +55,6 @@ static struct optr_round *optr_round_find(struct optr_sock *osk, u32 id)
 	return NULL;
 }
 
-static struct optr_post *optr_post_find(struct optr_sock *osk, u32 round,
-					u32 src, u32 msg)
-{
-	struct optr_post *p;
-
-	lockdep_assert_held(&osk->lock);
-	hash_for_each_possible(osk->posts, p, hnode,
-			       optr_post_key(round, src, msg))
-		if (p->round_id == round && p->src == src && p->msg == msg)
-			return p;
-	return NULL;
-}
-
-static void optr_post_free(struct optr_post *p)
-{
-	if (p->npages)
-		unpin_user_pages_dirty_lock(p->pages, p->npages, true);
-	mm_unaccount_pinned_pages(&p->mmp);
-	kvfree(p->pages);
-	optr_ranges_free(&p->got);
-	kfree(p);
-}
-
-/* Copy @len bytes at @dataoff of @w's skb to offset @off of the posted
- * buffer.
- */
-static int optr_post_copy(struct optr_post *p, struct optr_skb_walk *w,
-			  u32 dataoff, u32 off, u32 len)
-{
-	u64 pos = (u64)p->pgoff + off;
-
-	while (len) {
-		struct page *page = p->pages[pos >> PAGE_SHIFT];
-		unsigned int poff = offset_in_page(pos);
-		unsigned int n = min_t(u32, len, PAGE_SIZE - poff);
-		void *addr = kmap_local_page(page);
-		int err = optr_skb_walk_copy(w, dataoff, addr + poff, n);
-
-		kunmap_local(addr);
-		if (err)
-			return err;
-		flush_dcache_page(page);
-		pos += n;
-		dataoff += n;
-		len -= n;
-	}
-	return 0;
-}
-
 static void optr_post_end(struct optr_sock *osk, struct optr_post *p,
 			  enum optireduce_status status, ktime_t now)
 {
@@ -115,8 +64,7 @@ static void optr_post_end(struct optr_sock *osk, struct optr_post *p,
 	p->done = true;
 	p->status = status;
 	p->elapsed_ns = ktime_to_ns(ktime_sub(now, r->opened));
-	list_move_tail(&p->node, &osk->completions);
-	WRITE_ONCE(osk->ncompl, osk->ncompl + 1);
+	optr_completion_queue(osk, p);
 	r->pending--;
 	if (!p->src_done) {
 		r->last_pending--;
@@ -505,43 +453,6 @@ static void optr_round_open(struct optr_sock *osk, struct optr_round *r,
 	optr_round_timer_arm(r, r->deadline);
 }
 
-/*
- * Pin the user buffer the iterator describes (one segment, writable).
- * Long-term: the pin lasts until userspace reads the post's completion,
- * so pages are first moved out of movable zones and CMA, and file
- * mappings that writeback could race with are refused. Pages a user
- * keeps pinned are memory it has locked: they count against its
- * RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK, as MSG_ZEROCOPY's do
- * (optr_post_free() gives them back), so that an unprivileged user
- * cannot pin the machine's memory by posting and never reading.
- */
-static int optr_post_pin(struct optr_post *p, struct iov_iter *iter)
-{
-	unsigned long uaddr = optr_iter_single_uaddr(iter);
-	unsigned int npages;
-	int pinned;
-
-	if (!uaddr)
-		return -EINVAL;
-	if (mm_account_pinned_pages(&p->mmp, p->len))
-		return -ENOMEM;
-	p->pgoff = offset_in_page(uaddr);
-	npages = DIV_ROUND_UP((u64)p->pgoff + p->len, PAGE_SIZE);
-	p->pages = kvmalloc_array(npages, sizeof(*p->pages),
-				  GFP_KERNEL_ACCOUNT);
-	if (!p->pages)
-		return -ENOMEM;
-	pinned = pin_user_pages_fast(uaddr & PAGE_MASK, npages,
-				     FOLL_WRITE | FOLL_LONGTERM, p->pages);
-	if (pinned != npages) {
-		if (pinned > 0)
-			unpin_user_pages(p->pages, pinned);
-		return pinned < 0 ? pinned : -EFAULT;
-	}
-	p->npages = npages;
-	return 0;
-}
-
 int optr_post(struct optr_sock *osk, const struct optireduce_post *req,
 	      struct iov_iter *iter)
 {
@@ -562,20 +473,9 @@ int optr_post(struct optr_sock *osk, const struct optireduce_post *req,
 	if (len > OPTIREDUCE_MAX_MSG)
 		return -EMSGSIZE;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
-		return -ENOMEM;
-	p->round_id = req->round;
-	p->src = req->src;
-	p->msg = req->msg;
-	p->user_data = req->user_data;
-	p->len = len;
-	err = optr_ranges_init(&p->got, 4, GFP_KERNEL);
-	if (err)
-		goto err_free;
-	err = optr_post_pin(p, iter);
-	if (err)
-		goto err_free;
+	p = optr_post_new(req, iter);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
 	/* Allocated ahead: opening a round happens under the spinlock. */
 	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
 	if (!fresh) {
@@ -608,8 +508,7 @@ int optr_post(struct optr_sock *osk, const struct optireduce_post *req,
 		goto err_unlock;
 	}
 
-	hash_add(osk->posts, &p->hnode,
-		 optr_post_key(req->round, req->src, req->msg));
+	optr_post_hash(osk, p);
 	list_add_tail(&p->node, &r->posts);
 	p->round = r;
 	r->posted_bytes += p->len;
@@ -721,10 +620,7 @@ void optr_rounds_release(struct optr_sock *osk)
 	osk->dead = true;
 	hash_for_each_safe(osk->rounds, bkt, tmp, r, hnode)
 		optr_round_end(r, OPTIREDUCE_CANCELLED);
-	list_splice_init(&osk->completions, &posts);
-	osk->ncompl = 0;
-	list_for_each_entry(p, &posts, node)
-		hash_del(&p->hnode);
+	optr_completions_take(osk, &posts);
 	__skb_queue_purge(&osk->backlog);
 	osk->backlog_bytes = 0;
 	spin_unlock_bh(&osk->lock);
@@ -732,136 +628,4 @@ void optr_rounds_release(struct optr_sock *osk)
 	optr_rounds_reap(osk);
 	list_for_each_entry_safe(p, ptmp, &posts, node)
 		optr_post_free(p);
-}
-
-/* Copy one ended post out as a completion record with @nr ranges. */
-static int optr_completion_copy(struct optr_post *p, u32 nmissing, u32 nr,
-				struct msghdr *msg)
-{
-	struct optireduce_completion c = {
-		.rec_len = sizeof(c) + nr * sizeof(struct optireduce_range),
-		.status = p->status,
-		.round = p->round_id,
-		.msg = p->msg,
-		.src = p->src,
-		.flags = (p->last_seen ? OPTIREDUCE_COMPL_LAST_SEEN : 0) |
-			 (p->moved_on ? OPTIREDUCE_COMPL_MOVED_ON : 0) |
-			 (p->status == OPTIREDUCE_EARLY && !p->src_done ?
-			  OPTIREDUCE_COMPL_STALLED : 0) |
-			 (nr < nmissing ? OPTIREDUCE_COMPL_TRUNC : 0),
-		.user_data = p->user_data,
-		.len = p->len,
-		.received = p->got.covered,
-		.nmissing = nmissing,
-		.nranges = nr,
-		.elapsed_ns = p->elapsed_ns,
-	};
-	struct optireduce_range *ranges = NULL;
-	int err = 0;
-
-	if (nr) {
-		ranges = kvmalloc_array(nr, sizeof(*ranges), GFP_KERNEL);
-		if (!ranges)
-			return -ENOMEM;
-		optr_ranges_missing(&p->got, p->len, ranges, nr);
-	}
-	if (copy_to_iter(&c, sizeof(c), &msg->msg_iter) != sizeof(c) ||
-	    (nr && copy_to_iter(ranges, nr * sizeof(*ranges), &msg->msg_iter) !=
-		   nr * sizeof(*ranges)))
-		err = -EFAULT;
-	kvfree(ranges);
-	return err;
-}
-
-static int optr_wait_completion(struct optr_sock *osk, long *timeo)
-{
-	long t;
-
-	if (READ_ONCE(osk->ncompl))
-		return 0;
-	if (!*timeo)
-		return -EAGAIN;
-	t = wait_event_interruptible_timeout(*sk_sleep(&osk->sk),
-					     READ_ONCE(osk->ncompl), *timeo);
-	if (t < 0)
-		return sock_intr_errno(*timeo);
-	if (!t)
-		return -EAGAIN;
-	*timeo = t;
-	return 0;
-}
-
-/*
- * recvmsg: as many whole completion records as fit; the first one is
- * truncated to fit rather than never delivered.
- */
-int optr_recv_completions(struct optr_sock *osk, struct msghdr *msg,
-			  int flags)
-{
-	long timeo = sock_rcvtimeo(&osk->sk, flags & MSG_DONTWAIT);
-	size_t copied = 0;
-	int err;
-
-	if (flags & (MSG_OOB | MSG_PEEK | MSG_ERRQUEUE))
-		return -EOPNOTSUPP;
-	if (msg_data_left(msg) < sizeof(struct optireduce_completion))
-		return -EINVAL;
-
-	optr_rounds_reap(osk);
-	err = optr_wait_completion(osk, &timeo);
-	if (err)
-		return err;
-
-	for (;;) {
-		size_t room = msg_data_left(msg), need;
-		struct optr_post *p;
-		u32 nmissing, nr;
-
-		spin_lock_bh(&osk->lock);
-		p = list_first_entry_or_null(&osk->completions,
-					     struct optr_post, node);
-		if (!p) {
-			spin_unlock_bh(&osk->lock);
-			break;
-		}
-		nmissing = optr_ranges_missing(&p->got, p->len, NULL, 0);
-		need = sizeof(struct optireduce_completion) +
-		       (size_t)nmissing * sizeof(struct optireduce_range);
-		if (need > room && copied) {
-			spin_unlock_bh(&osk->lock);
-			break;
-		}
-		nr = need > room ? (room - sizeof(struct optireduce_completion)) /
-				   sizeof(struct optireduce_range) : nmissing;
-		/* Off the queue, so no other reader takes it; still hashed
-		 * while it is copied, so no new post takes its key (a done
-		 * post is not written to: optr_place()).
-		 */
-		list_del(&p->node);
-		WRITE_ONCE(osk->ncompl, osk->ncompl - 1);
-		spin_unlock_bh(&osk->lock);
-
-		err = optr_completion_copy(p, nmissing, nr, msg);
-		spin_lock_bh(&osk->lock);
-		if (err) {
-			/* Keep it for the next call rather than lose it. */
-			list_add(&p->node, &osk->completions);
-			WRITE_ONCE(osk->ncompl, osk->ncompl + 1);
-			spin_unlock_bh(&osk->lock);
-			break;
-		}
-		hash_del(&p->hnode);
-		spin_unlock_bh(&osk->lock);
-		copied += sizeof(struct optireduce_completion) +
-			  nr * sizeof(struct optireduce_range);
-		optr_post_free(p);
-		if (nr < nmissing) {
-			msg->msg_flags |= MSG_TRUNC;
-			break;
-		}
-	}
-	if (copied)
-		return copied;
-	/* Another reader took what woke us. */
-	return err ? err : -EAGAIN;
 }

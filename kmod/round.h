@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Rounds, posted buffers and completions.
+ * Rounds: what a set of posts with one round id waits for, and when it
+ * gives up.
  *
  * A round is opened by its first post and ends when every post completed
  * (the last one posted without OPTIREDUCE_POST_MORE), at its deadline
  * (set by that post, moved by OPTIREDUCE_CMSG_DEADLINE), by
  * the early timeout, by OPTIREDUCE_CMSG_CANCEL, or when the socket closes.
- * Ending it completes every post still pending and queues the completions.
+ * Ending it completes every post still pending and queues the completions
+ * (completion.h). Posts themselves are post.h's.
  */
 #ifndef _OPTR_ROUND_H
 #define _OPTR_ROUND_H
@@ -15,40 +17,15 @@
 #include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/skbuff.h>
-#include <linux/socket.h>
 #include <linux/types.h>
 #include <linux/uio.h>
 #include <uapi/linux/optireduce.h>
 
-#include "ranges.h"
 #include "wire.h"
 
+struct optr_post;
 struct optr_skb_walk;
 struct optr_sock;
-struct optr_round;
-
-struct optr_post {
-	struct hlist_node hnode;	/* osk->posts until read by recvmsg */
-	struct list_head node;		/* round->posts, then osk->completions */
-	struct optr_round *round;	/* NULL once ended */
-	u32 round_id;
-	u32 src;
-	u32 msg;
-	u64 user_data;
-	u32 len;
-	unsigned int pgoff;		/* of the buffer in pages[0] */
-	unsigned int npages;
-	struct page **pages;		/* pinned while posted */
-	struct mmpin mmp;		/* ... and charged to the poster */
-	struct optr_ranges got;
-	bool started;			/* a fragment was placed */
-	bool last_seen;
-	bool src_done;			/* last_seen, or the sender moved on */
-	bool moved_on;			/* src_done without last_seen */
-	bool done;
-	u32 status;			/* enum optireduce_status, once done */
-	u64 elapsed_ns;
-};
 
 struct optr_round {
 	struct hlist_node hnode;	/* osk->rounds while open */
@@ -88,8 +65,6 @@ int optr_post(struct optr_sock *osk, const struct optireduce_post *p,
 	      struct iov_iter *iter);
 int optr_cancel(struct optr_sock *osk, const struct optireduce_cancel *c);
 int optr_retime(struct optr_sock *osk, const struct optireduce_deadline *d);
-int optr_recv_completions(struct optr_sock *osk, struct msghdr *msg,
-			  int flags);
 bool optr_deliver(struct optr_sock *osk, struct optr_skb_walk *w,
 		  u32 dataoff, const struct optr_frag *f, ktime_t now,
 		  struct optr_post **last);
