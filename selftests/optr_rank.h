@@ -1,142 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers for tests that drive the transport: join, post, send, cancel,
- * read completions one at a time, counters, tunables.
+ * Helpers for tests that drive the transport, over tools/lib/optr_sock.h:
+ * communicator ids, byte-exact posts, a send that holds the send lock,
+ * memory and namespace counters, loopback set-up.
  */
 #ifndef _OPTR_RANK_H
 #define _OPTR_RANK_H
 
-#include <arpa/inet.h>
 #include <net/if.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
-#include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "optr_test.h"
-
-/* A completion record with room for its missing ranges. */
-struct optr_compl {
-	struct optireduce_completion h;
-	struct optireduce_range r[256];
-};
-
-static inline __u64 optr_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* A communicator id unlikely to collide with another test's. */
 static inline __u32 optr_test_comm_id(void)
 {
 	return (getpid() << 12) ^ (__u32)optr_now_ns();
-}
-
-/* Join rank @rank of an @n-rank communicator whose ranks all live at
- * @ips[rank] (NULL: all on 127.0.0.1), optionally with a multicast group.
- */
-static inline int optr_join(int fd, __u32 comm, __u32 rank, __u32 n,
-			    const char *const *ips, const char *group,
-			    unsigned int ifindex)
-{
-	size_t len = sizeof(struct optireduce_join) +
-		     n * sizeof(struct optireduce_addr);
-	struct optireduce_join *j = calloc(1, len);
-	struct optireduce_addr *a = (void *)(j + 1);
-	__u32 i;
-	int ret;
-
-	if (!j)
-		return -1;
-	j->comm = comm;
-	j->rank = rank;
-	j->nranks = n;
-	for (i = 0; i < n; i++) {
-		a[i].family = AF_INET;
-		inet_pton(AF_INET, ips ? ips[i] : "127.0.0.1", a[i].addr);
-	}
-	if (group) {
-		j->flags = OPTIREDUCE_JOIN_MCAST;
-		j->group.family = AF_INET;
-		j->group.ifindex = ifindex;
-		inet_pton(AF_INET, group, j->group.addr);
-	}
-	ret = setsockopt(fd, optr_sol(), OPTIREDUCE_JOIN, j, len);
-	free(j);
-	return ret;
-}
-
-static inline int optr_join_local(int fd, __u32 comm, __u32 rank, __u32 n)
-{
-	return optr_join(fd, comm, rank, n, NULL, NULL, 0);
-}
-
-/* sendmsg of @iov with one control message of our level, and @flags. */
-static inline ssize_t optr_ctlv_flags(int fd, int type, const void *data,
-				      size_t dlen, const struct iovec *iov,
-				      int iovcnt, int flags)
-{
-	union {
-		char b[CMSG_SPACE(64)];
-		struct cmsghdr align;
-	} cbuf;
-	struct msghdr m = {
-		.msg_iov = (struct iovec *)iov, .msg_iovlen = iovcnt,
-		.msg_control = cbuf.b, .msg_controllen = CMSG_SPACE(dlen),
-	};
-	struct cmsghdr *c;
-
-	memset(&cbuf, 0, sizeof(cbuf));
-	c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = optr_sol();
-	c->cmsg_type = type;
-	c->cmsg_len = CMSG_LEN(dlen);
-	memcpy(CMSG_DATA(c), data, dlen);
-	return sendmsg(fd, &m, flags);
-}
-
-static inline ssize_t optr_ctlv(int fd, int type, const void *data,
-				size_t dlen, const struct iovec *iov, int iovcnt)
-{
-	return optr_ctlv_flags(fd, type, data, dlen, iov, iovcnt, 0);
-}
-
-/* The same with one buffer (none if @buf is NULL). */
-static inline ssize_t optr_ctl(int fd, int type, const void *data,
-			       size_t dlen, void *buf, size_t len)
-{
-	struct iovec iov = { buf, len };
-
-	return optr_ctlv(fd, type, data, dlen, &iov, buf ? 1 : 0);
-}
-
-/* Post @buf for message @msg of @round from rank @src, telling the
- * socket its rounds typically take @early_us (0: its own estimate). */
-static inline int optr_post_hinted(int fd, __u32 round, __u32 msg, __u32 src,
-				   __u32 flags, __u32 deadline_us,
-				   __u32 early_us, __u64 user_data,
-				   void *buf, size_t len)
-{
-	struct optireduce_post p = {
-		.round = round, .msg = msg, .src = src, .flags = flags,
-		.deadline_us = deadline_us, .early_us = early_us,
-		.user_data = user_data,
-	};
-
-	return (int)optr_ctl(fd, OPTIREDUCE_CMSG_POST, &p, sizeof(p), buf, len);
-}
-
-static inline int optr_post(int fd, __u32 round, __u32 msg, __u32 src,
-			    __u32 flags, __u32 deadline_us, __u64 user_data,
-			    void *buf, size_t len)
-{
-	return optr_post_hinted(fd, round, msg, src, flags, deadline_us, 0,
-				user_data, buf, len);
 }
 
 /*
@@ -152,52 +33,6 @@ static inline int optr_post_exact(int fd, __u32 round, __u32 msg,
 {
 	return optr_post_hinted(fd, round, msg, 0, 0, deadline_us,
 				deadline_us, user_data, buf, len);
-}
-
-/* Send the bytes of @iov as message @msg of @round to @dst, with sendmsg
- * @flags (MSG_DONTWAIT). */
-static inline ssize_t optr_sendv_flags(int fd, __u32 round, __u32 msg,
-				       __u32 dst, __u32 timeout_us,
-				       const struct iovec *iov, int iovcnt,
-				       int flags)
-{
-	struct optireduce_send s = {
-		.round = round, .msg = msg, .dst = dst, .timeout_us = timeout_us,
-	};
-
-	return optr_ctlv_flags(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s), iov,
-			       iovcnt, flags);
-}
-
-static inline ssize_t optr_sendv(int fd, __u32 round, __u32 msg, __u32 dst,
-				 __u32 timeout_us, const struct iovec *iov,
-				 int iovcnt)
-{
-	return optr_sendv_flags(fd, round, msg, dst, timeout_us, iov, iovcnt, 0);
-}
-
-/* The same from one buffer. */
-static inline ssize_t optr_send_flags(int fd, __u32 round, __u32 msg,
-				      __u32 dst, __u32 timeout_us,
-				      const void *buf, size_t len, int flags)
-{
-	struct iovec iov = { (void *)buf, len };
-
-	return optr_sendv_flags(fd, round, msg, dst, timeout_us, &iov, 1,
-				flags);
-}
-
-static inline ssize_t optr_send(int fd, __u32 round, __u32 msg, __u32 dst,
-				__u32 timeout_us, const void *buf, size_t len)
-{
-	return optr_send_flags(fd, round, msg, dst, timeout_us, buf, len, 0);
-}
-
-static inline int optr_pollout(int fd, int timeout_ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLOUT };
-
-	return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLOUT);
 }
 
 /*
@@ -242,90 +77,6 @@ static inline ssize_t optr_long_send_join(struct optr_long_send *ls)
 {
 	pthread_join(ls->thread, NULL);
 	return ls->ret;
-}
-
-static inline int optr_cancel(int fd, __u32 round)
-{
-	struct optireduce_cancel c = { .round = round };
-
-	return (int)optr_ctl(fd, OPTIREDUCE_CMSG_CANCEL, &c, sizeof(c), NULL, 0);
-}
-
-static inline int optr_retime(int fd, __u32 round, __u32 deadline_us)
-{
-	struct optireduce_deadline d = {
-		.round = round, .deadline_us = deadline_us,
-	};
-
-	return (int)optr_ctl(fd, OPTIREDUCE_CMSG_DEADLINE, &d, sizeof(d), NULL,
-			     0);
-}
-
-static inline int optr_wait_readable(int fd, int timeout_ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN);
-}
-
-/*
- * The next completion of @fd, waiting up to @timeout_ms. recvmsg may return
- * several records at once; the extra ones are kept here for later calls.
- */
-static inline int optr_recv_one(int fd, struct optr_compl *out, int timeout_ms)
-{
-	static struct { int fd; struct optr_compl c; } stash[128];
-	static unsigned int nstash;
-	static char buf[64 * 1024];
-	unsigned int i;
-	ssize_t n, off;
-
-	for (;;) {
-		for (i = 0; i < nstash; i++) {
-			if (stash[i].fd != fd)
-				continue;
-			*out = stash[i].c;
-			stash[i] = stash[--nstash];
-			return 0;
-		}
-		if (!optr_wait_readable(fd, timeout_ms))
-			return -1;
-		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-		if (n < 0)
-			return -1;
-		for (off = 0; off < n && nstash < 128;) {
-			struct optireduce_completion *c = (void *)(buf + off);
-
-			stash[nstash].fd = fd;
-			memset(&stash[nstash].c, 0, sizeof(stash[nstash].c));
-			memcpy(&stash[nstash].c, c,
-			       c->rec_len < sizeof(struct optr_compl) ?
-			       c->rec_len : sizeof(struct optr_compl));
-			nstash++;
-			off += c->rec_len;
-		}
-	}
-}
-
-static inline int optr_stats(int fd, struct optireduce_stats *st)
-{
-	socklen_t len = sizeof(*st);
-
-	return getsockopt(fd, optr_sol(), OPTIREDUCE_STATS, st, &len);
-}
-
-static inline int optr_param_set(const char *name, long v)
-{
-	char path[256];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), OPTIREDUCE_SYSFS_PARAMS "%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ok = fprintf(f, "%ld\n", v) > 0;
-	return (fclose(f) == 0 && ok) ? 0 : -1;
 }
 
 static inline long optr_meminfo_kb(const char *key)

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Helpers shared by the C selftests. */
+/*
+ * Helpers shared by the C selftests. The socket helpers themselves (join,
+ * post, send, completions, tunables) are tools/lib/optr_sock.h, which the
+ * benchmarks use too; what is here serves tests only.
+ */
 #ifndef _OPTR_TEST_H
 #define _OPTR_TEST_H
 
@@ -12,37 +16,7 @@
 #include <linux/optireduce.h>
 #include <linux/types.h>
 
-/* Read one integer parameter of the loaded module; -1 if absent. */
-static inline long optr_param(const char *name)
-{
-	char path[256];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), OPTIREDUCE_SYSFS_PARAMS "%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static inline int optr_family(void)
-{
-	return (int)optr_param("family");
-}
-
-static inline int optr_sol(void)
-{
-	return (int)optr_param("sol");
-}
-
-static inline int optr_socket(void)
-{
-	return socket(optr_family(), SOCK_DGRAM, 0);
-}
+#include "optr_sock.h"
 
 /* The "sockets N" line of /proc/net/optireduce in this namespace. */
 static inline long optr_proc_sockets(void)

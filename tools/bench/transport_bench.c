@@ -56,7 +56,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "optr_rank.h"
+#include "optr_sock.h"
 
 /* The payload: one pseudo-random buffer; round r's message starts at byte
  * 8 * (r % NPAT) of it, so neighbouring rounds differ everywhere and a
