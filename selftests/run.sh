@@ -4,7 +4,8 @@
 # Run the selftests where the module can be loaded (the guest, or a real
 # host). KTAP-style output: every test prints its own "ok"/"not ok" lines;
 # this runner adds one line per program for a crash or timeout the program
-# could not report itself, and one for the kernel log it left behind.
+# could not report itself, one for a program that skipped (exit 4) and one
+# for the kernel log it left behind.
 #
 #   selftests/run.sh [TEST...]     default: every test the Makefile lists
 set -uo pipefail
@@ -45,7 +46,14 @@ run_one() {
 	case $st in
 	0) ;;
 	"$KSFT_SKIP")
-		grep -q '^ok ' "$log" || ktap_skip "$t" "exit status 4"
+		# Whatever it reported counts as it said; the skip itself
+		# counts once more, with the program's reason if it gave one.
+		# Failures it reported before skipping fail the run.
+		if grep -q '^not ok ' "$log"; then
+			failed=$((failed + 1))
+		fi
+		ktap_skip "$t" "$(sed -n 's/^# SKIP: *//p' "$log" | tail -n 1 |
+			grep . || echo "exit status 4")"
 		;;
 	124 | 137)
 		ktap_fail "$t: timed out after ${timeout_s}s"
