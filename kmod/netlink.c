@@ -8,6 +8,7 @@
  * the "events" multicast group of the namespace where the round ended.
  */
 
+#include <linux/module.h>
 #include <linux/string.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
@@ -474,6 +475,13 @@ void optr_nl_round_event(struct optr_sock *osk, u8 cmd, u32 round, u64 lost,
 	genlmsg_end(msg, hdr);
 	genlmsg_multicast_netns(&optr_nl_family, net, msg, 0, 0, GFP_ATOMIC);
 }
+
+/*
+ * A genetlink lookup of the family by name (CTRL_CMD_GETFAMILY, as the
+ * optireduce tool and libmnl clients do) asks for this alias when no such
+ * family is registered, so the lookup loads the module.
+ */
+MODULE_ALIAS_GENL_FAMILY(OPTIREDUCE_GENL_NAME);
 
 int optr_netlink_init(void)
 {

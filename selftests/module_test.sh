@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Module lifecycle: load/unload loops, the borrowed family number and option
-# level, load-time parameter validation, and rmmod refused while a socket is
-# open.
+# level, load-time parameter validation, rmmod refused while a socket is
+# open, and loading on demand by a lookup of the netlink family.
 . "$(dirname "$0")/lib.sh"
 require_root
 
@@ -91,6 +91,74 @@ socket.socket(int(sys.argv[1]), socket.SOCK_DGRAM, 0).close()' "$(optr_family)"
 ktap_check "socket in a namespace" test $? -eq 0
 cleanup_ns
 ktap_check "rmmod after namespace deleted" rmmod optireduce
+
+
+# The netlink family's alias: the name genetlink asks modprobe for when a
+# lookup finds no family by that name, "net-pf-<PF_NETLINK>-proto-
+# <NETLINK_GENERIC>-family-<name>" (both numbers are 16), with the name
+# the uapi header gives userspace.
+genl_name=$(awk '$1 == "#define" && $2 == "OPTIREDUCE_GENL_NAME" {
+	gsub(/"/, "", $3); print $3 }' "$REPO_DIR/uapi/linux/optireduce.h")
+genl_alias=net-pf-16-proto-16-family-$genl_name
+ktap_check "module alias is the netlink family's" \
+	sh -c 'modinfo -F alias "$1" | grep -qxF "$2"' sh \
+	"$OPTIREDUCE_KO" "$genl_alias"
+
+# genl_lookup: look the family up by name, as the optireduce tool does.
+genl_lookup() { genl ctrl get name "$genl_name" >/dev/null 2>&1; }
+
+# autoload_test MODDIR: install the module in a writable layer over
+# MODDIR (/lib/modules, the host's and read-only in the guest), index it
+# with depmod, and check that a lookup of the family loads it.
+autoload_test() {
+	local moddir=$1 kver layer
+
+	kver=$(uname -r)
+	layer=$(mktemp -d)
+	# An overlay's upper layer cannot itself be on an overlay (/tmp is).
+	if ! mount -t tmpfs optr-modules "$layer"; then
+		ktap_skip "lookup of the family loads the module" "no tmpfs"
+		rmdir "$layer"
+		return
+	fi
+	mkdir "$layer/upper" "$layer/work"
+	if ! mount -t overlay optr-modules -o "lowerdir=$moddir,upperdir=$layer/upper,workdir=$layer/work" "$moddir"; then
+		ktap_skip "lookup of the family loads the module" "no overlayfs"
+		umount "$layer"
+		rmdir "$layer"
+		return
+	fi
+	mkdir -p "$moddir/$kver/extra"
+	cp "$OPTIREDUCE_KO" "$moddir/$kver/extra/"
+	if depmod -a "$kver"; then
+		ktap_check "lookup of the family loads the module" genl_lookup
+		ktap_check "module loaded by the lookup" optr_loaded
+		optr_unload
+	else
+		ktap_fail "depmod indexes the installed module"
+	fi
+	umount "$moddir"
+	umount "$layer"
+	rmdir "$layer"
+}
+
+optr_unload
+if ! command -v genl >/dev/null || ! command -v depmod >/dev/null; then
+	ktap_skip "lookup of the family loads the module" "no genl or depmod"
+elif [ ! -w /proc/sys/kernel/modprobe ]; then
+	ktap_skip "lookup of the family loads the module" "no module loader"
+else
+	# Not installed: the lookup must fail and load nothing, or the
+	# check below would not show that the alias is what loads it.
+	modprobe -q udp_tunnel 2>/dev/null || true
+	if genl_lookup || optr_loaded; then
+		ktap_fail "no family before the module is installed"
+		optr_unload
+	else
+		ktap_ok "no family before the module is installed"
+		autoload_test /lib/modules
+	fi
+fi
 
 optr_load
 ktap_finish
