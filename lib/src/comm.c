@@ -15,6 +15,7 @@
 #include "comm.h"
 #include "dtype.h"
 #include "hadamard.h"
+#include "memlock.h"
 #include "transport.h"
 #include "util.h"
 

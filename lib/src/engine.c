@@ -3,7 +3,7 @@
  * The progress engine: one thread per communicator that runs queued calls
  * one after the other through the Transpose AllReduce (tar.c) over a
  * transport (transport.h), compensates losses (compensate.c), and feeds the
- * deadline estimator (estimator.c) and the safeguard.
+ * deadline estimator (estimator.c) and the loss reports (reports.c).
  *
  * Life of a call on rank r (see also tar.h):
  *   activate  pick the path (reliable: warm-up, fallback, no lossy
@@ -33,30 +33,13 @@
 
 #include "comm.h"
 #include "dtype.h"
+#include "engine.h"
 #include "hadamard.h"
+#include "memlock.h"
+#include "reports.h"
 #include "shard.h"
+#include "user_data.h"
 #include "util.h"
-
-/* user_data: kind (4 bits) | peer rank (20 bits) | call seq (40 bits) */
-enum {
-	UD_P1_RECV = 1,
-	UD_P1_SEND,
-	UD_P2_RECV,
-	UD_P2_SEND,
-	UD_REPORT_RECV,
-	UD_REPORT_SEND,
-	UD_READY_RECV,
-	UD_READY_SEND,
-};
-#define UD_SEQ_MASK	((1ull << 40) - 1)
-#define UD_KIND(u)	((unsigned int)((u) >> 60))
-#define UD_PEER(u)	((int)(((u) >> 40) & 0xfffff))
-
-static uint64_t ud(unsigned int kind, int peer, uint64_t seq)
-{
-	return (uint64_t)kind << 60 | (uint64_t)(peer & 0xfffff) << 40 |
-	       (seq & UD_SEQ_MASK);
-}
 
 /* What a ready signal carries; receivers do not look at it. */
 static const uint64_t ready_word = 0x5944414552524f00ull;
@@ -201,12 +184,10 @@ static void break_comm(optireduce_comm *c, int err)
 }
 
 /* ------------------------------------------------------------------ */
-/* Safeguard: loss reports.                                            */
+/* Small reliable messages: loss reports (reports.c), ready signals.   */
 
-/* A reliable receive from every peer: peer p's message lands at
- * base + p * len. */
-static int post_from_peers(optireduce_comm *c, uint64_t seq, unsigned int phase,
-			   unsigned int kind, void *base, size_t len)
+int or_post_from_peers(optireduce_comm *c, uint64_t seq, unsigned int phase,
+		       unsigned int kind, void *base, size_t len)
 {
 	for (int p = 0; p < c->size; p++) {
 		struct or_recv rx = {
@@ -225,260 +206,6 @@ static int post_from_peers(optireduce_comm *c, uint64_t seq, unsigned int phase,
 			return rc;
 	}
 	return 0;
-}
-
-static struct or_report_slot *report_slot(optireduce_comm *c, uint64_t batch)
-{
-	return &c->reports[batch % OR_REPORT_SLOTS];
-}
-
-/* Reports are exchanged when the communicator has a lossy path (and so
- * calls that can lose). */
-static int reporting(optireduce_comm *c)
-{
-	return c->lossy && c->size > 1;
-}
-
-/*
- * Whether call seq may start as far as reports go: the first call of a
- * batch needs its slot back, consumed, done sending, and with every receive
- * of the batch it held completed (a peer far behind has not sent that
- * batch yet; its arrival wakes us).
- */
-static int report_room(optireduce_comm *c, uint64_t seq)
-{
-	struct or_report_slot *rs = report_slot(c, seq / OR_REPORT_BATCH);
-
-	if (!reporting(c) || seq % OR_REPORT_BATCH)
-		return 1;
-	return !rs->used && !rs->send_pending &&
-	       (!rs->posted || rs->got == (unsigned int)c->size - 1);
-}
-
-/* At the start of call seq (after report_room()): the first call of a
- * batch posts the receives of the peers' batch messages; every call notes
- * whether it will report. */
-static int report_start(optireduce_comm *c, uint64_t seq, int lossy,
-			uint64_t bytes)
-{
-	uint64_t batch = seq / OR_REPORT_BATCH;
-	struct or_report_slot *rs = report_slot(c, batch);
-	unsigned int i = seq % OR_REPORT_BATCH;
-
-	if (!reporting(c))
-		return 0;
-	if (!i) {
-		rs->batch = batch;
-		rs->used = 1;
-		rs->posted = 1;
-		rs->got = 0;
-		memset(rs->lossy, 0, sizeof(rs->lossy));
-		memset(rs->r, 0, (size_t)c->size * OR_REPORT_BATCH *
-				 sizeof(*rs->r));
-	}
-	rs->lossy[i] = lossy;
-	rs->bytes[i] = bytes;
-	if (i)
-		return 0;
-	return post_from_peers(c, batch, OR_PHASE_REPORT, UD_REPORT_RECV, rs->r,
-			       OR_REPORT_BATCH * sizeof(*rs->r));
-}
-
-/*
- * How long the reliable path lasts after a trip: fallback_calls / 16 (at
- * least one call) the first time, doubling with every trip that follows
- * without a clean lossy call in between, up to fallback_calls. One noisy
- * call then costs a few reliable calls, while loss that persists keeps
- * the calls on the reliable path ever longer.
- */
-#define OR_FALLBACK_DOUBLINGS	4
-
-static uint64_t fallback_len(unsigned int cap, unsigned int trips_in_row)
-{
-	unsigned int d = trips_in_row - 1;
-	uint64_t len;
-
-	if (d > OR_FALLBACK_DOUBLINGS)
-		d = OR_FALLBACK_DOUBLINGS;
-	len = cap >> (OR_FALLBACK_DOUBLINGS - d);
-	return len || !cap ? len : 1;
-}
-
-/*
- * HADAMARD_AUTO: the transform spreads a loss over its block, which keeps
- * training on course at loss rates of 5-10% but buys nothing at 1% or
- * less (the paper), while it costs two passes over the buffer per call.
- * So AUTO follows the loss the ranks report: a moving average (1/4) of
- * the lost fraction of lossy calls, the transform on from 1% and off again
- * under 0.25%. The reports are the same on every rank and consumed in the
- * same order, so every rank makes the same choice for the same call, as
- * it must: a sum of transformed and untransformed vectors is garbage.
- */
-#define OR_HADAMARD_AUTO_ON	0.01
-#define OR_HADAMARD_AUTO_OFF	0.0025
-
-static void hadamard_auto_update(optireduce_comm *c, uint64_t lost,
-				 uint64_t expected)
-{
-	if (!expected)
-		return;
-	c->loss_avg += ((double)lost / expected - c->loss_avg) / 4;
-	if (c->loss_avg >= OR_HADAMARD_AUTO_ON)
-		c->hadamard_auto = 1;
-	else if (c->loss_avg < OR_HADAMARD_AUTO_OFF)
-		c->hadamard_auto = 0;
-}
-
-/* A rank's loss in parts per million, rounded up: any loss shows. */
-static uint32_t loss_ppm(uint64_t lost, uint64_t expected)
-{
-	if (!expected || !lost)
-		return 0;
-	if (lost >= expected)
-		return 1000000;
-	return (uint32_t)((lost * 1000000 + expected - 1) / expected);
-}
-
-/* One call's reports from every rank: agreement and the worst rank's
- * loss (results' group_lost_ppm); for a lossy call also AUTO and the
- * safeguard. */
-static void report_consume(optireduce_comm *c, struct or_report_slot *rs,
-			   unsigned int i, const struct or_call *call)
-{
-	uint64_t seq = call->seq;
-	uint64_t lost = 0, expected = 0;
-	unsigned int ppm, fallback;
-	uint32_t worst = 0;
-
-	for (int p = 0; p < c->size; p++) {
-		const struct or_report *r = &rs->r[p * OR_REPORT_BATCH + i];
-		uint64_t l = le64toh(r->lost), e = le64toh(r->expected);
-
-		lost += l;
-		expected += e;
-		if (loss_ppm(l, e) > worst)
-			worst = loss_ppm(l, e);
-		c->t_b[p] = le64toh(r->t_b_ns);
-	}
-	c->group_ppm[(rs->batch * OR_REPORT_BATCH + i) %
-		     (2 * OR_REPORT_LAG)] = rs->lossy[i] ? worst : 0;
-	or_est_agree(&c->est, rs->bytes[i], c->t_b, c->size);
-	if (!rs->lossy[i])
-		return;
-	hadamard_auto_update(c, lost, expected);
-	/* The threshold of the call that will go by the decision. */
-	ppm = call->loss_ppm;
-	fallback = call->fallback_calls;
-	pthread_mutex_lock(&c->lock);
-	if (expected && (double)lost * 1e6 > (double)ppm * expected) {
-		uint64_t len;
-
-		c->stats.safeguard_trips++;
-		c->trips_in_row++;
-		len = fallback_len(fallback, c->trips_in_row);
-		if (seq + len > c->fallback_until)
-			c->fallback_until = seq + len;
-	} else {
-		c->trips_in_row = 0;
-	}
-	pthread_mutex_unlock(&c->lock);
-}
-
-/*
- * The reports call seq waits for: those of every call up to
- * seq - OR_REPORT_LAG, and at the first call after the warm-up those of
- * every warm-up call in a whole batch. Each rank's t_B comes from its own
- * warm-up samples, and on a noisy path the ranks' estimates of the same
- * calls differ by 2x or more; without this the first OR_REPORT_LAG lossy
- * calls would run on those, the rank with the lowest cutting off what
- * its peers send a little later. Waiting costs the first lossy call the
- * time until every rank has ended its warm-up, which its receives would
- * have waited anyway.
- */
-static uint64_t reports_needed(optireduce_comm *c, uint64_t seq)
-{
-	uint64_t upto = seq >= OR_REPORT_LAG ? seq - OR_REPORT_LAG + 1 : 0;
-	unsigned int warmup = c->cfg.warmup_calls;
-
-	if (seq == warmup && warmup / OR_REPORT_BATCH * OR_REPORT_BATCH > upto)
-		upto = warmup / OR_REPORT_BATCH * OR_REPORT_BATCH;
-	return upto;
-}
-
-/*
- * Before @call may start, the reports of the calls reports_needed()
- * names must be in; they decide the bound and path of calls from it on,
- * identically on every rank. Returns 1 when it may start.
- */
-static int reports_ready(optireduce_comm *c, const struct or_call *call)
-{
-	uint64_t seq = call->seq, upto;
-
-	if (!reporting(c))
-		return 1;
-	upto = reports_needed(c, seq);
-	while (c->report_next < upto) {
-		uint64_t k = c->report_next;
-		struct or_report_slot *rs = report_slot(c, k / OR_REPORT_BATCH);
-		unsigned int i = k % OR_REPORT_BATCH;
-
-		if (rs->got < (unsigned int)c->size - 1)
-			return 0;	/* a report arriving wakes us */
-		report_consume(c, rs, i, call);
-		if (i == OR_REPORT_BATCH - 1)
-			rs->used = 0;
-		c->report_next++;
-	}
-	return 1;
-}
-
-static void report_send(optireduce_comm *c, uint64_t batch)
-{
-	struct or_report_slot *rs = report_slot(c, batch);
-	struct or_send tx = {
-		.dst = OR_DST_ALL,
-		.tag = or_tag(batch, OR_PHASE_REPORT),
-		.buf = &rs->r[c->rank * OR_REPORT_BATCH],
-		.len = OR_REPORT_BATCH * sizeof(*rs->r),
-		.user_data = ud(UD_REPORT_SEND, c->rank, batch),
-	};
-	int rc;
-
-	rs->send_pending = 1;
-	rc = c->rel->ops->send(c->rel, &tx);
-	if (rc)
-		break_comm(c, rc);
-}
-
-/* At the end of call seq: its report, and the batch when it is whole. */
-static void report_finish(optireduce_comm *c, uint64_t seq, int lossy,
-			  uint64_t lost, uint64_t expected)
-{
-	struct or_report_slot *rs = report_slot(c, seq / OR_REPORT_BATCH);
-	unsigned int i = seq % OR_REPORT_BATCH;
-	struct or_report *mine = &rs->r[c->rank * OR_REPORT_BATCH + i];
-
-	if (lossy) {
-		mine->lost = htole64(lost);
-		mine->expected = htole64(expected);
-	}
-	/* Reliable calls too: the warm-up's make the first lossy call's
-	 * agreement (reports_needed()). */
-	mine->t_b_ns = htole64(or_est_own(&c->est, rs->bytes[i]));
-	c->report_done = seq + 1;
-	if (i == OR_REPORT_BATCH - 1)
-		report_send(c, seq / OR_REPORT_BATCH);
-}
-
-/*
- * Closing: a batch cut short by the last call goes out as it is. Peers
- * still finishing that call posted its receive; were it never to come, the
- * connection closing under it would fail their call.
- */
-static void report_flush(optireduce_comm *c)
-{
-	if (reporting(c) && c->report_done % OR_REPORT_BATCH && !c->err)
-		report_send(c, (c->report_done - 1) / OR_REPORT_BATCH);
 }
 
 /* ------------------------------------------------------------------ */
@@ -646,9 +373,13 @@ static void finish(optireduce_comm *c)
 		or_est_average(&c->est, call->count * sizeof(float));
 	}
 	c->act.c = NULL;
-	if (reporting(c))
-		report_finish(c, call->seq, !a->reliable, res->lost,
-			      res->expected);
+	if (or_reporting(c)) {
+		int rc = or_report_finish(c, call->seq, !a->reliable,
+					  res->lost, res->expected);
+
+		if (rc)
+			break_comm(c, rc);
+	}
 	publish(c, call, 0);
 }
 
@@ -758,8 +489,8 @@ static int catch_up(optireduce_comm *c)
 
 static int post_ready(optireduce_comm *c, uint64_t seq)
 {
-	return post_from_peers(c, seq, OR_PHASE_READY, UD_READY_RECV,
-			       c->ready_sink, sizeof(*c->ready_sink));
+	return or_post_from_peers(c, seq, OR_PHASE_READY, UD_READY_RECV,
+				  c->ready_sink, sizeof(*c->ready_sink));
 }
 
 /* After this call's lossy receives went to the kernel (the reap before
@@ -992,54 +723,98 @@ static struct or_call *queue_pop(optireduce_comm *c)
 	return call;
 }
 
-/* Start the call at the head of the queue; 1 if one was started. */
-static int activate(optireduce_comm *c)
-{
-	struct or_active *a = &c->act;
-	struct or_call *call;
-	uint64_t seq, fallback_until;
-	unsigned int warmup, timeout_ms;
+/* What activation reads under c->lock, at the moment the call leaves the
+ * queue: options may change while it runs, the call keeps these. */
+struct or_taken {
+	unsigned int warmup;
+	unsigned int timeout_ms;
+	uint64_t fallback_until;
 	uint32_t memlock_kb;
-	int n = c->size, me = c->rank, rc;
-	size_t bytes;
+};
+
+/*
+ * The queue's head, taken off the queue, if it may start: the loss
+ * reports it depends on decide its path, so it waits for them (and its
+ * timeout counts from when it began to wait, held_since). NULL: nothing
+ * to start now; a call queued or a report arriving wakes us.
+ */
+static struct or_call *take_head(optireduce_comm *c, struct or_taken *tk)
+{
+	struct or_call *call;
 
 	pthread_mutex_lock(&c->lock);
 	if (!c->qlen || c->state != OR_LIVE) {
 		pthread_mutex_unlock(&c->lock);
-		return 0;
+		return NULL;
 	}
 	call = &c->slots[c->queue[c->qhead]];
-	seq = call->seq;
 	pthread_mutex_unlock(&c->lock);
-	if (!reports_ready(c, call) || !report_room(c, seq)) {
+	if (!or_reports_allow(c, call)) {
 		if (!c->held_since)
 			c->held_since = or_now_ns();
-		return 0;	/* a report arriving wakes us */
+		return NULL;
 	}
 
 	pthread_mutex_lock(&c->lock);
 	queue_pop(c);
-	warmup = c->cfg.warmup_calls;
-	timeout_ms = call->timeout_ms;
-	a->loss_ppm = call->loss_ppm;
-	fallback_until = c->fallback_until;
-	memlock_kb = c->memlock_kb;
+	tk->warmup = c->cfg.warmup_calls;
+	tk->timeout_ms = call->timeout_ms;
+	c->act.loss_ppm = call->loss_ppm;
+	tk->fallback_until = c->fallback_until;
+	tk->memlock_kb = c->memlock_kb;
 	pthread_mutex_unlock(&c->lock);
+	return call;
+}
+
+/* The call becomes the active one; its clocks start. Its timeout counts
+ * from when it could have started: a call held for reports waited. */
+static void begin_call(optireduce_comm *c, struct or_call *call,
+		       const struct or_taken *tk)
+{
+	struct or_active *a = &c->act;
 
 	memset(&call->res, 0, sizeof(call->res));
 	memset(&a->p1st, 0, sizeof(a->p1st));
 	memset(&a->p2st, 0, sizeof(a->p2st));
 	a->c = call;
 	a->t0 = or_now_ns();
-	/* Its bound counts from when it could have started. */
-	a->call_deadline = timeout_ms ? (c->held_since ? c->held_since : a->t0) +
-			   (int64_t)timeout_ms * 1000000 : 0;
+	a->call_deadline = tk->timeout_ms ?
+		(c->held_since ? c->held_since : a->t0) +
+		(int64_t)tk->timeout_ms * 1000000 : 0;
 	c->held_since = 0;
-	a->reliable = !c->lossy || seq < warmup || seq < fallback_until;
-	or_sched_init(&a->s, n, call->incast);
-	bytes = call->count * sizeof(float);
-	/* Decided from the size and configuration alone, so alike on every
-	 * rank; not under an incast limit, which it would break. */
+}
+
+/*
+ * The incast limit of this call's schedule: the option as the call was
+ * started with it. Every rank must run the same schedule, so a limit
+ * chosen per call (the paper's dynamic incast) belongs here, decided from
+ * what all ranks know alike: the call's size and the loss reports.
+ */
+static unsigned int call_incast(optireduce_comm *c, const struct or_call *call)
+{
+	(void)c;
+	return call->incast;
+}
+
+/*
+ * The path: reliable (warm-up, fallback after a safeguard trip, no lossy
+ * transport, or more than the ranks' locked memory), else lossy, and then
+ * direct or the Transpose AllReduce under the call's incast limit; with
+ * or without the Hadamard transform. Each is decided from the call number,
+ * size, options and consumed reports alone, so every rank takes the same.
+ */
+static void choose_path(optireduce_comm *c, struct or_call *call,
+			const struct or_taken *tk)
+{
+	struct or_active *a = &c->act;
+	uint64_t seq = call->seq;
+	int n = c->size, me = c->rank;
+	size_t bytes = call->count * sizeof(float);
+
+	a->reliable = !c->lossy || seq < tk->warmup ||
+		      seq < tk->fallback_until;
+	or_sched_init(&a->s, n, call_incast(c, call));
+	/* Not under an incast limit, which a direct call would break. */
 	a->direct = !a->reliable && n > 1 &&
 		    a->s.incast >= (unsigned int)n - 1 &&
 		    (uint64_t)(n - 1) * bytes <=
@@ -1047,7 +822,7 @@ static int activate(optireduce_comm *c)
 	/* More than the ranks' locked memory allows (memlock.c): the
 	 * reliable path, on every rank alike. */
 	if (!a->reliable && n > 1 &&
-	    or_memlock_call_kb(call->count, n, a->direct) > memlock_kb) {
+	    or_memlock_call_kb(call->count, n, a->direct) > tk->memlock_kb) {
 		a->reliable = 1;
 		a->direct = 0;
 	}
@@ -1062,32 +837,57 @@ static int activate(optireduce_comm *c)
 		a->s.r2 = 0;
 	a->len = a->direct ? call->count : or_shard_len(call->count, n, me);
 	a->off = a->direct ? 0 : or_shard_off(call->count, n, me);
-	a->round = 0;
-	a->round_started = 0;
+	a->gated = gated(c, call);
+}
+
+/* The bound of a lossy call and its rounds' shares (recv_deadline()). */
+static void set_deadlines(optireduce_comm *c, const struct or_call *call)
+{
+	struct or_active *a = &c->act;
+	size_t bytes = call->count * sizeof(float);
+
 	a->bound = a->budget = a->early = 0;
-	if (!a->reliable && n > 1) {
+	if (!a->reliable && c->size > 1) {
 		unsigned int rounds = a->s.r1 + a->s.r2;
 
 		a->bound = or_est_bound(&c->est, bytes);
 		a->budget = a->bound / rounds;
 		a->early = or_est_average(&c->est, bytes) / rounds;
 	}
+}
 
-	call->res.seq = seq;
-	call->res.count = call->count;
+/* The result's fields known at the start: what finish() adds to. */
+static void describe_result(optireduce_comm *c, struct or_call *call,
+			    const struct or_taken *tk)
+{
+	struct or_active *a = &c->act;
+	struct optireduce_result *res = &call->res;
+
+	res->seq = call->seq;
+	res->count = call->count;
 	/* Every entry of the result depends on something received: the own
 	 * shard on its contributions, the others on phase 2. */
-	call->res.expected = n > 1 ? call->count : 0;
-	call->res.flags = (a->reliable ? OPTIREDUCE_RES_RELIABLE : 0) |
+	res->expected = c->size > 1 ? call->count : 0;
+	res->flags = (a->reliable ? OPTIREDUCE_RES_RELIABLE : 0) |
 		(a->hadamard ? OPTIREDUCE_RES_HADAMARD : 0) |
 		(a->direct ? OPTIREDUCE_RES_DIRECT : 0);
 	if (a->reliable && c->lossy)
-		call->res.flags |= seq < warmup ? OPTIREDUCE_RES_WARMUP :
-						  OPTIREDUCE_RES_FALLBACK;
-	/* reports_ready() consumed that call's reports before we got here */
-	if (reporting(c) && seq >= OR_REPORT_LAG)
-		call->res.group_lost_ppm =
-			c->group_ppm[(seq - OR_REPORT_LAG) % (2 * OR_REPORT_LAG)];
+		res->flags |= call->seq < tk->warmup ? OPTIREDUCE_RES_WARMUP :
+						       OPTIREDUCE_RES_FALLBACK;
+	/* take_head() consumed that call's reports before we got here */
+	res->group_lost_ppm = or_report_group_ppm(c, call->seq);
+}
+
+/*
+ * The slot's scratch buffers, grown to the call, and the vector to send:
+ * widened to float32 and, with the transform, in the Hadamard domain.
+ * float32 enters that domain straight from the caller's buffer; other
+ * types are converted into the work buffer first.
+ */
+static int prepare_buffers(optireduce_comm *c, struct or_call *call)
+{
+	struct or_active *a = &c->act;
+	int n = c->size, rc;
 
 	rc = grow(&call->work, &call->work_cap, call->count);
 	if (!rc)
@@ -1095,9 +895,7 @@ static int activate(optireduce_comm *c)
 	if (!rc && n > 1)
 		rc = grow(&call->p2, &call->p2_cap, call->count);
 	if (rc)
-		goto fail;
-	/* float32 enters the Hadamard domain straight from the caller's
-	 * buffer; other types are converted into the work buffer first. */
+		return rc;
 	if (a->hadamard && call->dtype == OPTIREDUCE_FLOAT32) {
 		or_hadamard_forward(call->work, call->buf, call->count, a->seed,
 				    call->hadamard_block);
@@ -1107,12 +905,26 @@ static int activate(optireduce_comm *c)
 			or_hadamard_forward(call->work, call->work, call->count,
 					    a->seed, call->hadamard_block);
 	}
+	return 0;
+}
 
+/*
+ * The done flags, from the path: what this rank has nothing to wait for
+ * starts done. Then whether this is a catch-up call, which depends on
+ * whom it hears from at all; its deadlines (base) wait for the peers
+ * then, as a gated call's do for their signals.
+ */
+static void reset_progress(optireduce_comm *c)
+{
+	struct or_active *a = &c->act;
+	int n = c->size, me = c->rank;
+
+	a->round = 0;
+	a->round_started = 0;
 	memset(a->p1_nmiss, 0, n * sizeof(uint32_t));
 	memset(a->p2_nmiss, 0, n * sizeof(uint32_t));
 	/* An empty shard is never sent; a direct call has no phase 2. */
 	a->p2_send = !a->len || a->direct;
-	a->gated = gated(c, call);
 	a->waiting = 0;
 	for (int j = 0; j < n; j++) {
 		int empty = j == me || !shard_len(a, j);
@@ -1127,11 +939,28 @@ static int activate(optireduce_comm *c)
 	}
 	a->catch_up = catch_up(c);
 	a->base = a->gated || a->catch_up ? 0 : a->t0;
-	rc = report_start(c, seq, !a->reliable && n > 1, bytes);
+}
+
+/*
+ * Every receive of the call, posted before anything is sent: the loss
+ * reports' and ready signals' on the reliable path, then phase 1's (into
+ * p1) and phase 2's (into p2). Phase 2's land apart from the buffer phase
+ * 1 sends from, so none has to wait for those sends to leave (a peer that
+ * finished phase 1 first would find no receive posted, and its shard would
+ * pile up in the socket's backlog or be lost).
+ */
+static int post_receives(optireduce_comm *c, struct or_call *call)
+{
+	struct or_active *a = &c->act;
+	uint64_t seq = call->seq;
+	int n = c->size, me = c->rank, rc;
+
+	rc = or_report_start(c, seq, !a->reliable && n > 1,
+			     call->count * sizeof(float));
 	if (!rc && a->gated)
 		rc = post_ready(c, seq);
 	if (rc)
-		goto fail;
+		return rc;
 	for (int s = 0; s < n && a->len; s++) {
 		struct or_recv rx = {
 			.src = s,
@@ -1150,22 +979,39 @@ static int activate(optireduce_comm *c)
 		rx.deadline_ns = recv_deadline(a, or_sched_p1_round(&a->s, s, me));
 		rc = a->t->ops->post_recv(a->t, &rx);
 		if (rc)
-			goto fail;
+			return rc;
 	}
-	/* Phase 2's receives too: they land in p2, apart from the buffer
-	 * phase 1 sends from, so none has to wait for those sends to leave
-	 * (a peer that finished phase 1 first would find no receive posted,
-	 * and its shard would pile up in the socket's backlog or be lost). */
 	for (int j = 0; j < n; j++) {
 		if (a->p2_recv[j])
 			continue;	/* this rank's own, or an empty shard */
 		rc = post_p2(c, j);
 		if (rc)
-			goto fail;
+			return rc;
 	}
-	return 1;
-fail:
-	break_comm(c, rc);
+	return 0;
+}
+
+/* Start the call at the head of the queue; 1 if one was started (or
+ * failed starting, which breaks the communicator). */
+static int activate(optireduce_comm *c)
+{
+	struct or_taken tk;
+	struct or_call *call = take_head(c, &tk);
+	int rc;
+
+	if (!call)
+		return 0;
+	begin_call(c, call, &tk);
+	choose_path(c, call, &tk);
+	set_deadlines(c, call);
+	describe_result(c, call, &tk);
+	rc = prepare_buffers(c, call);
+	if (!rc) {
+		reset_progress(c);
+		rc = post_receives(c, call);
+	}
+	if (rc)
+		break_comm(c, rc);
 	return 1;
 }
 
@@ -1174,29 +1020,19 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 	struct or_active *a = &c->act;
 	unsigned int kind = UD_KIND(e->user_data);
 	int peer = UD_PEER(e->user_data);
-	uint64_t seq = e->user_data & UD_SEQ_MASK;
+	uint64_t seq = UD_SEQ(e->user_data);
 
-	/* A peer that finished its last call and left needs no more loss
-	 * reports: failing to send it ours is not a failure. */
-	if (e->res < 0 && kind == UD_REPORT_SEND) {
-		or_debug("rank %d: loss report of call %llu not delivered: %s",
-			 c->rank, (unsigned long long)seq,
-			 optireduce_strerror(e->res));
-		report_slot(c, seq)->send_pending = 0;
+	/* seq is the batch of a report. */
+	if (kind == UD_REPORT_SEND) {
+		or_report_sent(c, seq, e->res);
 		return;
 	}
 	if (e->res < 0) {
 		break_comm(c, e->res);
 		return;
 	}
-	if (kind == UD_REPORT_RECV || kind == UD_REPORT_SEND) {
-		/* seq is the batch here. */
-		struct or_report_slot *rs = report_slot(c, seq);
-
-		if (kind == UD_REPORT_RECV)
-			rs->got++;
-		else
-			rs->send_pending = 0;
+	if (kind == UD_REPORT_RECV) {
+		or_report_received(c, seq);
 		return;
 	}
 	if (kind == UD_READY_SEND)
@@ -1340,7 +1176,10 @@ static void *progress_main(void *arg)
 		if (state == OR_CLOSING) {
 			/* The last loss reports may still be queued: peers
 			 * finishing the last call wait for them. */
-			report_flush(c);
+			int rc = or_report_flush(c);
+
+			if (rc)
+				break_comm(c, rc);
 			reap_all(c, c->rel);
 			break;
 		}

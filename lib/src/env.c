@@ -32,6 +32,7 @@
 
 #include "comm.h"
 #include "net.h"
+#include "rendezvous.h"
 #include "util.h"
 
 /* Messages while reading the environment follow OPTIREDUCE_QUIET or the

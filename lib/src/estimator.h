@@ -46,7 +46,7 @@
  * rank that drew the low one cuts its receives short and loses what its
  * peers deliver a little later, the one that drew the high one waits out
  * every straggler. So every rank sends its t_B of each call's size with
- * its loss report (engine.c; reliable calls report it too), and once all
+ * its loss report (reports.c; reliable calls report it too), and once all
  * reports of that call are in, the size class's t_B becomes the upper
  * median of the ranks' (the paper's rule: receivers agree on the median
  * of the senders' estimates). The first lossy call after the warm-up

@@ -7,7 +7,7 @@
  * would lose its messages (OR_CQE_UNPOSTED) call after call. Ranks
  * therefore agree, over the TCP mesh's hellos, on the smallest budget
  * among them, and calls that need more take the reliable path on every
- * rank (engine.c, activate()).
+ * rank (engine.c, choose_path()).
  */
 #include <errno.h>
 #include <linux/capability.h>
@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "comm.h"
+#include "memlock.h"
 #include "util.h"
 
 static int has_ipc_lock(void)

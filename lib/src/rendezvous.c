@@ -21,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "comm.h"
 #include "net.h"
+#include "rendezvous.h"
 #include "util.h"
 
 #define RDZV_MAGIC	0x4f52525au	/* "ORRZ" */

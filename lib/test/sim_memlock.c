@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "comm.h"
+#include "memlock.h"
 #include "helpers.h"
 
 #define N	4
