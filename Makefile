@@ -6,7 +6,9 @@
 #   make demo          the main job, in the guest when this host cannot load modules
 #   make bench         allreduce benchmark vs Gloo (BENCH_ARGS="--quick")
 #   make style         checkpatch --strict on kmod/ and uapi/
-#   make install       library, header, pkg-config file, tools, man pages
+#   make install       library, headers, pkg-config file, tools, man pages
+#   make install-uapi  only the socket's header and optireduce(7)
+#   make install-test  install-uapi into a scratch DESTDIR, then use it
 #   make modules_install / dkms: see README.md
 #
 # KDIR selects the kernel build tree (default: tools/kdir decides).
@@ -14,6 +16,8 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 export PREFIX DESTDIR
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
 
 # Discovered when a recipe runs, after install-deps had its chance.
 KDIR_CMD = $${KDIR:-$$(tools/kdir)}
@@ -32,7 +36,7 @@ CHECKPATCH = perl "$(KSRC_CMD)/scripts/checkpatch.pl" --no-tree --terse \
 	--show-types --ignore $(CHECKPATCH_IGNORE)
 
 .PHONY: all deps module lib tools selftests check check-debug demo style \
-	install modules_install clean bench-transport bench bench-tta
+	install install-uapi install-test modules_install clean bench-transport bench bench-tta
 
 all: module lib tools selftests
 
@@ -85,9 +89,19 @@ style: deps
 	   $(CHECKPATCH) -f kmod/trace.h; } | \
 		{ if grep -E 'ERROR|WARNING|CHECK'; then exit 1; fi; }
 
-install: lib tools
+install: lib tools install-uapi
 	$(MAKE) -C lib install
 	$(MAKE) -C tools/optireduce install
+
+# The socket's ABI, for programs that use it without the library.
+install-uapi:
+	install -d $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(MANDIR)/man7
+	install -m 0644 uapi/linux/optireduce.h $(DESTDIR)$(INCLUDEDIR)/linux/
+	install -m 0644 uapi/optireduce.7 $(DESTDIR)$(MANDIR)/man7/
+
+# What install-uapi installs, installed into a scratch DESTDIR and used.
+install-test:
+	@tools/install-test
 
 modules_install: module
 	$(MAKE) -C "$(KDIR_CMD)" M="$(CURDIR)" modules_install
