@@ -1,0 +1,176 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The round_end and drop tracepoints (kmod/trace.h), read from tracefs,
+# field by field, in a namespace of their own:
+#   - communicator COMPLETE: two ranks run ROUNDS rounds: one round_end per
+#     rank and round, status complete, within the deadline;
+#   - communicator EXPIRED: rank 1 joins, opens round STALE_AHEAD and never
+#     sends; then rank 0 opens round 1, and once rank 0 is gone rank 1
+#     opens round STALE_AHEAD + 1: all three rounds expire (status
+#     expired, not before their deadline), and every datagram of rank 0's
+#     round 1 reaches rank 1 after its round STALE_AHEAD opened: one drop
+#     event each, reason stale_round, round 1, source rank 0;
+#   - the events agree in number with the namespace's counters in
+#     /proc/net/optireduce, and no other round ends or drops for them.
+. "$(dirname "$0")/lib.sh"
+require_root
+
+PEER=$SELFTESTS_DIR/optr_peer
+require_built "$PEER"
+optr_load || { ktap_fail "module loads"; ktap_finish; }
+
+TRACING=/sys/kernel/tracing
+EVENTS=$TRACING/events/optireduce
+EVS="optireduce_round_open optireduce_round_end optireduce_drop"
+for ev in $EVS; do
+	if [ ! -w "$EVENTS/$ev/enable" ]; then
+		echo "# SKIP: no tracefs event $EVENTS/$ev"
+		exit "$KSFT_SKIP"
+	fi
+done
+
+COMPLETE=4701
+EXPIRED=4702
+ROUNDS=3
+STALE_AHEAD=5
+# Completing rounds must not come near theirs, even in the debug guest;
+# the expiring ones must not take long.
+DEADLINE_COMPLETE=20000000
+DEADLINE_EXPIRED=500000
+WORK=$(mktemp -d /tmp/optr-trace-XXXXXX)
+PIDS=()
+
+events_enable() {
+	local ev
+
+	for ev in $EVS; do
+		echo "$1" >"$EVENTS/$ev/enable"
+	done
+}
+
+cleanup() {
+	local p
+
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	events_enable 0
+	cleanup_ns
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+setup_ns T || { ktap_fail "namespace"; ktap_finish; }
+peer() {
+	"$PEER" --netns "$T" --peers 127.0.0.1,127.0.0.1 --size 3000 \
+		--linger-ms 0 "$@"
+}
+
+echo >"$TRACING/trace"
+events_enable 1
+
+# Both join before either sends: a datagram ahead of its receiver's join
+# would be dropped (unknown_comm) and end that round early.
+for r in 0 1; do
+	peer --comm $COMPLETE --rank $r --rounds $ROUNDS \
+		--deadline-us $DEADLINE_COMPLETE --ready-file "$WORK/joined.$r" \
+		--go-file "$WORK/joined" >"$WORK/complete.$r" 2>&1 &
+	PIDS+=($!)
+done
+busywait 30000 test -e "$WORK/joined.0" -a -e "$WORK/joined.1"
+touch "$WORK/joined"
+wait_ranks 120 "complete: " "${PIDS[@]}"
+ktap_check "communicator $COMPLETE: $ROUNDS rounds complete" test $? -eq 0
+
+PIDS=()
+# Rank 1 stays open between its rounds until rank 0 is done: rank 0's
+# datagrams find its socket, never an unknown communicator.
+peer --comm $EXPIRED --rank 1 --start-round $STALE_AHEAD --rounds 2 --silent \
+	--expect-loss --deadline-us $DEADLINE_EXPIRED \
+	--go-round $((STALE_AHEAD + 1)) --go-file "$WORK/rank0.done" \
+	--ready-file "$WORK/rank1.ready" >"$WORK/expired.1" 2>&1 &
+PIDS+=($!)
+peer --comm $EXPIRED --rank 0 --expect-loss --deadline-us $DEADLINE_EXPIRED \
+	--go-file "$WORK/rank1.opened" >"$WORK/expired.0" 2>&1 &
+PIDS+=($!)
+# Rank 1's round opens right after it joined; its round_open event is
+# the moment rank 0 may send.
+busywait 30000 test -e "$WORK/rank1.ready"
+busywait 30000 grep -q "optireduce_round_open: comm=$EXPIRED rank=1 round=$STALE_AHEAD " \
+	"$TRACING/trace" || echo "# rank 1's round_open not seen, going on"
+touch "$WORK/rank1.opened"
+wait_ranks 120 "expired: rank 0: " "${PIDS[1]}"
+st=$?
+touch "$WORK/rank0.done"
+wait_ranks 120 "expired: rank 1: " "${PIDS[0]}"
+ktap_check "communicator $EXPIRED: both ranks ran their rounds" test $? -eq 0 -a $st -eq 0
+PIDS=()
+
+events_enable 0
+# "EVENT FIELD=VALUE..." of our communicators, in the order they came.
+awk -v a=$COMPLETE -v b=$EXPIRED '
+	match($0, /optireduce_(round_end|drop): /) {
+		ev = substr($0, RSTART + 11, RLENGTH - 13)
+		rest = substr($0, RSTART + RLENGTH)
+		if (rest ~ "(^| )comm=(" a "|" b ") ")
+			print ev, rest
+	}' "$TRACING/trace" >"$WORK/events"
+sed 's/^/# event: /' "$WORK/events" | head -n 40
+ip netns exec "$T" cat /proc/net/optireduce |
+	awk '$1 == "net" { print $2, $3 }' >"$WORK/counters"
+counter() { awk -v n="$1" '$1 == n { print $2 }' "$WORK/counters"; }
+
+# round_ends COMM RANK STATUS ROUND... : exactly these rounds of RANK
+# ended, in this order, with STATUS.
+round_ends() {
+	local comm=$1 rank=$2 status=$3 want got
+
+	shift 3
+	want="$*"
+	got=$(awk -v c="comm=$comm" -v r="rank=$rank" -v s="status=$status" '
+		$1 == "round_end" && $2 == c && $3 == r {
+			print ($5 == s) ? substr($4, 7) : "bad:" $0
+		}' "$WORK/events" | paste -sd' ')
+	[ "$got" = "$want" ] || { echo "# $comm/$rank: got '$got', want '$want' ($status)"; return 1; }
+}
+# elapsed COMM OP LIMIT: every round_end of COMM has elapsed_us OP LIMIT.
+elapsed() {
+	awk -v c="comm=$1" -v op="$2" -v lim="$3" '
+		$1 == "round_end" && $2 == c {
+			n++
+			v = substr($6, 12) + 0
+			if ((op == "<" && v >= lim) || (op == ">=" && v < lim)) {
+				print "# elapsed out of range: " $0
+				bad++
+			}
+		}
+		END { exit bad || !n }' "$WORK/events"
+}
+
+seq_rounds=$(seq -s' ' 1 $ROUNDS)
+ktap_check "round_end: rank 0 of $COMPLETE, rounds $seq_rounds complete" \
+	round_ends $COMPLETE 0 complete $seq_rounds
+ktap_check "round_end: rank 1 of $COMPLETE, rounds $seq_rounds complete" \
+	round_ends $COMPLETE 1 complete $seq_rounds
+ktap_check "round_end: complete rounds within their deadline" \
+	elapsed $COMPLETE "<" $DEADLINE_COMPLETE
+ktap_check "round_end: rank 0 of $EXPIRED, round 1 expired" \
+	round_ends $EXPIRED 0 expired 1
+ktap_check "round_end: rank 1 of $EXPIRED, rounds $STALE_AHEAD and $((STALE_AHEAD + 1)) expired" \
+	round_ends $EXPIRED 1 expired $STALE_AHEAD $((STALE_AHEAD + 1))
+ktap_check "round_end: expired rounds not before their deadline" \
+	elapsed $EXPIRED ">=" $DEADLINE_EXPIRED
+ktap_check "round_end: as many as the counters (completed, expired)" \
+	test "$(grep -c '^round_end .* status=complete ' "$WORK/events")" -eq "$(counter rounds_completed)" \
+	-a "$(grep -c '^round_end .* status=expired ' "$WORK/events")" -eq "$(counter rounds_expired)" \
+	-a "$(grep -c '^round_end ' "$WORK/events")" -eq $((2 * ROUNDS + 3))
+
+drops=$(grep -c '^drop ' "$WORK/events")
+ktap_check "drop: rank 0's round 1 at rank 1, stale_round from source 0 ($drops)" \
+	test "$drops" -gt 0 -a "$(grep -cx "drop reason=stale_round comm=$EXPIRED round=1 src=0" \
+	"$WORK/events")" -eq "$drops"
+ktap_check "drop: one event per drop_stale_round count, no other drop" \
+	test "$drops" -eq "$(counter drop_stale_round)" \
+	-a "$(awk '$1 ~ /^drop_/ { n += $2 } END { print n + 0 }' "$WORK/counters")" -eq "$drops"
+ktap_finish
