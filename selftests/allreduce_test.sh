@@ -6,7 +6,9 @@
 # lib/build/examples/allreduce_rank (every rank knows the exact sum of its
 # integer-valued data and reports what it got).
 #
-#   no loss       the result is exactly the sum and nothing was lost, sync
+#   no loss       the result is exactly the sum and nothing was lost, and
+#                 every lossy call ran on a t_B of what the warm-up
+#                 measured (the slack below is added past that bound), sync
 #                 and async, with and without the Hadamard transform, on
 #                 io_uring and on the plain sendmsg/recvmsg engine, with
 #                 phase 2 over a multicast group on the bridge, and with
