@@ -150,9 +150,9 @@ elapsed() {
 
 seq_rounds=$(seq -s' ' 1 $ROUNDS)
 ktap_check "round_end: rank 0 of $COMPLETE, rounds $seq_rounds complete" \
-	round_ends $COMPLETE 0 complete $seq_rounds
+	round_ends $COMPLETE 0 complete "$seq_rounds"
 ktap_check "round_end: rank 1 of $COMPLETE, rounds $seq_rounds complete" \
-	round_ends $COMPLETE 1 complete $seq_rounds
+	round_ends $COMPLETE 1 complete "$seq_rounds"
 ktap_check "round_end: complete rounds within their deadline" \
 	elapsed $COMPLETE "<" $DEADLINE_COMPLETE
 ktap_check "round_end: rank 0 of $EXPIRED, round 1 expired" \
