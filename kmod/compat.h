@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The few kernel API differences between 6.1 and 6.12 that matter here. */
+/*
+ * The few kernel API differences that matter here, from 6.1 (Debian 12)
+ * to the newest Debian ships (7.x). The one place that knows versions.
+ */
 #ifndef _OPTR_COMPAT_H
 #define _OPTR_COMPAT_H
 
+#include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/udp.h>
 #include <linux/uio.h>
@@ -72,6 +76,22 @@ static inline void optr_iter_put_pages(struct page **pages, unsigned int n)
 #else
 	while (n--)
 		put_page(pages[n]);
+#endif
+}
+
+/*
+ * A timer set up to run @fn. 6.13 added hrtimer_setup(), which takes the
+ * function at once; 6.15 removed hrtimer_init().
+ */
+static inline void optr_hrtimer_setup(struct hrtimer *t,
+				      enum hrtimer_restart (*fn)(struct hrtimer *),
+				      clockid_t clock, enum hrtimer_mode mode)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	hrtimer_setup(t, fn, clock, mode);
+#else
+	hrtimer_init(t, clock, mode);
+	t->function = fn;
 #endif
 }
 

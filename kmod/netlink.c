@@ -72,7 +72,7 @@ static int optr_nl_put_sock(struct sk_buff *skb, struct optr_sock *osk,
 	if (nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_INODE,
 			      sock_i_ino(&osk->sk), OPTIREDUCE_A_PAD) ||
 	    nla_put_u32(skb, OPTIREDUCE_A_SOCK_UID,
-			from_kuid_munged(user_ns, sock_i_uid(&osk->sk))) ||
+			from_kuid_munged(user_ns, optr_sock_uid(osk))) ||
 	    nla_put_u32(skb, OPTIREDUCE_A_SOCK_PACE_MBPS, pace) ||
 	    nla_put_u32(skb, OPTIREDUCE_A_SOCK_ROUNDS, READ_ONCE(osk->nrounds)) ||
 	    nla_put_u32(skb, OPTIREDUCE_A_SOCK_COMPLETIONS,

@@ -59,9 +59,9 @@ static int optr_proc_show(struct seq_file *seq, void *v)
 	list_for_each_entry(osk, &on->socks, net_node) {
 		struct optr_comm *comm = optr_sock_comm(osk);
 
-		seq_printf(seq, "sock ino %lu uid %u", sock_i_ino(&osk->sk),
+		seq_printf(seq, "sock ino %llu uid %u", (u64)sock_i_ino(&osk->sk),
 			   from_kuid_munged(seq_user_ns(seq),
-					    sock_i_uid(&osk->sk)));
+					    optr_sock_uid(osk)));
 		if (comm)
 			seq_printf(seq, " comm %u rank %u nranks %u rounds %u completions %u",
 				   comm->id, comm->rank, comm->nranks,

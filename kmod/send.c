@@ -14,7 +14,6 @@
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/route.h>
-#include <net/udp_tunnel.h>
 
 #include "comm.h"
 #include "netns.h"
@@ -326,14 +325,13 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 				 &err);
 		if (!skb)
 			break;
-		/* Each skb takes its own reference on the route. The tunnel
-		 * transmit path expects softirqs off, as it has under a
-		 * device's ndo_start_xmit.
+		/* Each skb takes its own reference on the route. The IP
+		 * output path expects softirqs off of a sender that is not
+		 * a socket's sendmsg, as a device's ndo_start_xmit has them.
 		 */
 		dst_hold(&rt->dst);
 		local_bh_disable();
-		udp_tunnel_xmit_skb(rt, usk, skb, fl4.saddr, daddr, 0, ttl, 0,
-				    port, port, false, false);
+		optr_udp_xmit(on, rt, skb, fl4.saddr, daddr, ttl);
 		local_bh_enable();
 		packets += nseg;
 		bytes += f->offset - start;

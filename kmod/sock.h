@@ -88,6 +88,15 @@ static inline struct optr_sock *optr_sk(const struct sock *sk)
 }
 
 /*
+ * The uid that created the socket. Read from the sock itself, which
+ * sock_init_data() gave its inode's owner (6.16 removed sock_i_uid()).
+ */
+static inline kuid_t optr_sock_uid(const struct optr_sock *osk)
+{
+	return READ_ONCE(osk->sk.sk_uid);
+}
+
+/*
  * The socket's communicator, NULL until joined. JOIN publishes it with a
  * release store once it and the namespace's UDP socket are set up
  * (optr_member_add()); the socket's own calls, which may run on other

@@ -25,6 +25,7 @@
 
 #include <linux/hrtimer.h>
 
+#include "compat.h"
 #include "round.h"
 #include "sock.h"
 #include "timers.h"
@@ -65,8 +66,8 @@ static enum hrtimer_restart optr_round_timer_fn(struct hrtimer *t)
 
 void optr_round_timer_init(struct optr_round *r)
 {
-	hrtimer_init(&r->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	r->timer.function = optr_round_timer_fn;
+	optr_hrtimer_setup(&r->timer, optr_round_timer_fn, CLOCK_MONOTONIC,
+			   HRTIMER_MODE_ABS_SOFT);
 }
 
 void optr_round_timer_arm(struct optr_round *r, ktime_t when)

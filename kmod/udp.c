@@ -13,12 +13,20 @@
  * batches from a NIC's packets for it; receive.c walks their datagrams.
  * UDP has not verified the checksum of what it queued (it leaves that
  * to recvmsg), so this does.
+ *
+ * Only what the kernel itself exports is used (socket creation, bind,
+ * ip_local_out), not the udp_tunnel module's helpers: a plain insmod on
+ * a distribution kernel, where udp_tunnel is a module of its own, finds
+ * every symbol it needs. net/udp_tunnel.h is included for an inline only.
  */
 
+#include <linux/in.h>
 #include <linux/net.h>
 #include <linux/udp.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <net/ip.h>
+#include <net/route.h>
 #include <net/sock.h>
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
@@ -65,8 +73,11 @@ static void optr_udp_data_ready(struct sock *sk)
 		skb->dev = NULL;
 		/* Counted where UDP's own recvmsg counts it. */
 		if (udp_lib_checksum_complete(skb)) {
-			UDP_INC_STATS(sock_net(sk), UDP_MIB_CSUMERRORS, 0);
-			UDP_INC_STATS(sock_net(sk), UDP_MIB_INERRORS, 0);
+			/* Not UDP_INC_STATS(): its arguments changed in 7.0. */
+			SNMP_INC_STATS(sock_net(sk)->mib.udp_statistics,
+				       UDP_MIB_CSUMERRORS);
+			SNMP_INC_STATS(sock_net(sk)->mib.udp_statistics,
+				       UDP_MIB_INERRORS);
 			atomic_inc(&sk->sk_drops);
 			kfree_skb(skb);
 			continue;
@@ -95,14 +106,26 @@ static void optr_udp_create_work(struct work_struct *work)
 {
 	struct optr_udp_create *c = container_of(work, struct optr_udp_create,
 						 work);
-	struct udp_port_cfg cfg = {
-		.family = AF_INET,
-		.local_ip.s_addr = htonl(INADDR_ANY),
-		.local_udp_port = htons(optr_port),
-		.use_udp_checksums = true,
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_ANY),
+		.sin_port = htons(optr_port),
 	};
+	struct socket *sock;
+	int err;
 
-	c->err = udp_sock_create(c->net, &cfg, &c->sock);
+	err = sock_create_kern(c->net, AF_INET, SOCK_DGRAM, IPPROTO_UDP, &sock);
+	if (err)
+		goto out;
+	/* void *: the address type kernel_bind() takes changed in 6.19. */
+	err = kernel_bind(sock, (void *)&sin, sizeof(sin));
+	if (err) {
+		sock_release(sock);
+		goto out;
+	}
+	c->sock = sock;
+out:
+	c->err = err;
 }
 
 int optr_udp_open(struct optr_net *on)
@@ -149,9 +172,56 @@ void optr_udp_close(struct optr_net *on)
 	lockdep_assert_held(&on->lock);
 	if (!on->udp)
 		return;
-	/* Clears sk_user_data and waits for readers before releasing. */
-	udp_tunnel_sock_release(on->udp);
+	/* No new reader finds the namespace; wait for those that did. */
+	rcu_assign_sk_user_data(on->udp->sk, NULL);
+	synchronize_rcu();
+	kernel_sock_shutdown(on->udp, SHUT_RDWR);
+	sock_release(on->udp);
 	on->udp = NULL;
+}
+
+/*
+ * Send @skb (our header and payload, a UDP GSO batch or one datagram)
+ * from the namespace's socket to @daddr over @rt, whose reference the skb
+ * takes. The caller holds a reference of its own on @rt and has softirqs
+ * off, as the IP output path expects of a sender that is not a socket's
+ * sendmsg.
+ */
+void optr_udp_xmit(struct optr_net *on, struct rtable *rt,
+		   struct sk_buff *skb, __be32 saddr, __be32 daddr, u8 ttl)
+{
+	struct sock *sk = on->udp->sk;
+	struct net *net = sock_net(sk);
+	__be16 port = htons(optr_port);
+	struct udphdr *uh;
+	struct iphdr *iph;
+
+	__skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh = udp_hdr(skb);
+	uh->source = port;
+	uh->dest = port;
+	uh->len = htons(skb->len);
+	udp_set_csum(false, skb, saddr, daddr, skb->len);
+
+	skb_dst_set(skb, &rt->dst);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph = ip_hdr(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = 0;
+	iph->frag_off = 0;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = saddr;
+	iph->daddr = daddr;
+	iph->ttl = ttl;
+	/* One id per datagram a GSO batch becomes. ip_local_out() fills
+	 * in the length and the header checksum.
+	 */
+	__ip_select_ident(net, iph, skb_shinfo(skb)->gso_segs ?: 1);
+	ip_local_out(net, sk, skb);
 }
 
 /*

@@ -24,6 +24,22 @@ optr_unload || { ktap_fail "module unloads at start"; ktap_finish; }
 ktap_check "no family before load" \
 	test "$(sock_probe "$OPTIREDUCE_FAMILY_DEFAULT")" = EAFNOSUPPORT
 
+# A plain insmod on a stock kernel: the module names no other module it
+# needs, and loads with none of the networking modules loaded first
+# (udp_tunnel, which distribution kernels build as a module, unloaded if
+# an earlier test loaded it and nothing holds it).
+ktap_check "depends on no other module" \
+	test -z "$(modinfo -F depends "$OPTIREDUCE_KO")"
+[ -d /sys/module/udp_tunnel ] && rmmod udp_tunnel 2>/dev/null
+if [ -d /sys/module/udp_tunnel ] && [ ! -e /sys/module/udp_tunnel/initstate ]; then
+	ktap_skip "plain insmod with udp_tunnel absent" "udp_tunnel is built in"
+elif [ -d /sys/module/udp_tunnel ]; then
+	ktap_skip "plain insmod with udp_tunnel absent" "udp_tunnel in use"
+else
+	ktap_check "plain insmod with udp_tunnel absent" insmod "$OPTIREDUCE_KO"
+	optr_unload
+fi
+
 ok=1
 for i in $(seq 20); do
 	optr_load || { ok=0; echo "# load $i failed"; break; }
@@ -148,7 +164,6 @@ if ! command -v genl >/dev/null || ! command -v depmod >/dev/null; then
 elif [ ! -w /proc/sys/kernel/modprobe ]; then
 	ktap_skip "lookup of the family loads the module" "no module loader"
 else
-	modprobe -q udp_tunnel 2>/dev/null || true
 	if modinfo -n optireduce >/dev/null 2>&1; then
 		# Installed on this system already (a real host, dkms):
 		# the lookup must load that one.

@@ -11,11 +11,10 @@ PARAMS=/sys/module/optireduce/parameters
 
 optr_loaded() { [ -d /sys/module/optireduce ]; }
 
-# optr_load [PARAM=VALUE...]: load the module unless it is loaded. Stock
-# Debian kernels build udp_tunnel, which it needs, as a module.
+# optr_load [PARAM=VALUE...]: load the module unless it is loaded. A plain
+# insmod: the module needs no other module loaded first.
 optr_load() {
 	optr_loaded && return 0
-	modprobe -q udp_tunnel 2>/dev/null || true
 	insmod "$OPTIREDUCE_KO" "$@"
 }
 

@@ -243,7 +243,7 @@ int nl_open(struct nl *nl)
 	err = nl_request(nl, nlh, nl_family_cb, nl);
 	if (err == -ENOENT || (!err && !nl->family)) {
 		fprintf(stderr, "optireduce: the optireduce module is not loaded "
-			"(load it with 'modprobe udp_tunnel && insmod optireduce.ko', "
+			"(load it with 'insmod optireduce.ko', "
 			"or 'modprobe optireduce' after dkms install)\n");
 		nl_close(nl);
 		return -1;
