@@ -81,8 +81,11 @@ typedef uint64_t optireduce_handle;
 
 enum optireduce_dtype {
 	OPTIREDUCE_FLOAT32	= 1,
-	OPTIREDUCE_BFLOAT16	= 2,	/* reduced in float32, rounded back */
-	OPTIREDUCE_FLOAT16	= 3,	/* reduced in float32, rounded back */
+	OPTIREDUCE_BFLOAT16	= 2,	/* 16 bits on the wire, reduced in
+					 * float32, rounded back */
+	OPTIREDUCE_FLOAT16	= 3,	/* the same (bfloat16 on the wire
+					 * under the Hadamard transform:
+					 * its entries outgrow float16) */
 };
 
 enum optireduce_op {
@@ -194,7 +197,13 @@ struct optireduce_result {
 	 * From the loss reports every rank consumes alike, so the same on
 	 * every rank: a decision taken from it needs no further agreement. */
 	uint32_t group_lost_ppm;
-	uint32_t reserved[4];
+	/* Payload this rank sent its peers, counted once per peer meant for
+	 * (phase 1: its shards, phase 2: its reduced shard to each), in
+	 * the type that crossed: wire_dtype, an OPTIREDUCE_* dtype. 16-bit
+	 * calls send half the bytes of float32 ones. */
+	uint64_t sent_bytes;
+	uint32_t wire_dtype;
+	uint32_t reserved[1];
 };
 
 struct optireduce_stats {
@@ -223,7 +232,8 @@ struct optireduce_stats {
 					 * was silent in the call before */
 	uint64_t calls_direct;		/* subset of calls_lossy: one round,
 					 * every buffer to all (direct_kb) */
-	uint64_t reserved[2];
+	uint64_t bytes_sent;		/* sum of the results' sent_bytes */
+	uint64_t reserved[1];
 };
 
 enum optireduce_option {

@@ -157,6 +157,7 @@ static void comm_free(optireduce_comm *c)
 		free(c->slots[i].work);
 		free(c->slots[i].p1);
 		free(c->slots[i].p2);
+		free(c->slots[i].wire);
 	}
 	free(c->slots);
 	free(c->queue);

@@ -78,6 +78,10 @@ struct or_call {
 	 * not only once this rank's phase-1 send from work has left. */
 	float *p2;
 	size_t p2_cap;
+	/* count: a 16-bit call's vector as it crosses the wire (wire16.h):
+	 * phase 1 sends from it, phase 2 from the owner's shard of it. */
+	uint16_t *wire;
+	size_t wire_cap;		/* in floats, as grow() counts */
 	struct optireduce_result res;
 };
 

@@ -4,8 +4,8 @@
 
 /*
  * Element types. Everything is reduced in float32: 16-bit inputs are widened
- * on the way in and rounded (to nearest even) on the way out, and travel as
- * float32 on the wire (exact sums; twice the bytes: to revisit).
+ * on the way in and rounded (to nearest even) on the way out; on the wire
+ * they travel as 16 bits (wire16.h says how, and what each step rounds).
  */
 
 #include <stddef.h>

@@ -40,6 +40,7 @@
 #include "shard.h"
 #include "user_data.h"
 #include "util.h"
+#include "wire16.h"
 
 /* What a ready signal carries; receivers do not look at it. */
 static const uint64_t ready_word = 0x5944414552524f00ull;
@@ -140,6 +141,7 @@ static void publish(optireduce_comm *c, struct or_call *call, int err)
 		st->entries_expected += res->expected;
 		st->entries_lost += res->lost;
 		st->entries_compensated += res->compensated;
+		st->bytes_sent += res->sent_bytes;
 		st->deadline_ns = c->est.last_bound_ns;
 		st->average_ns = c->est.last_avg_ns;
 		st->margin_pct = (uint64_t)(c->est.margin * 100 + 0.5);
@@ -259,7 +261,7 @@ static int post_p2(optireduce_comm *c, int j)
 		.flags = a->reliable ? 0 : OR_RECV_ADAPTIVE,
 		.tag = or_tag(a->c->seq, OR_PHASE_GATHER),
 		.buf = p2_ptr(a, j),
-		.len = shard_len(a, j) * sizeof(float),
+		.len = shard_len(a, j) * a->wsz,
 		.deadline_ns = recv_deadline(a, a->s.r1 + or_sched_p2_round(&a->s, j)),
 		.early_ns = a->early,
 		.missing = a->p2_miss + (size_t)j * OR_MAX_MISSING,
@@ -301,7 +303,7 @@ static uint64_t received_bytes(optireduce_comm *c)
 	struct or_active *a = &c->act;
 
 	return ((uint64_t)(c->size - 1) * a->len + (a->c->count - a->len)) *
-	       sizeof(float);
+	       a->wsz;
 }
 
 static void finish(optireduce_comm *c)
@@ -313,26 +315,39 @@ static void finish(optireduce_comm *c)
 	float factor = c->no_compensation ? 1.0f : (float)n;
 	int64_t now = or_now_ns();
 	float *result = call->work;	/* one rank: its own vector */
-	float div;
+	float div = call->op == OPTIREDUCE_MEAN ? (float)n : 1.0f;
 
 	/* Phase 2 brought the others' shards into p2; a hole there gets
 	 * this rank's own contribution to that shard, still in work (it was
 	 * the phase-1 send). The own reduced shard joins them. A direct
-	 * call reduced the whole buffer in work. */
+	 * call reduced the whole buffer in work. A 16-bit phase 2 carried
+	 * the shards already divided (narrow_own_shard()). */
 	if (n > 1 && !a->direct) {
-		for (int j = 0; j < n; j++)
-			if (j != c->rank && a->p2_nmiss[j])
+		if (a->wsz != sizeof(float)) {
+			factor /= div;
+			div = 1.0f;
+		}
+		for (int j = 0; j < n; j++) {
+			struct or_range *miss = a->p2_miss + (size_t)j * OR_MAX_MISSING;
+
+			if (j == c->rank)
+				continue;
+			if (a->wsz != sizeof(float)) {
+				or_wire_widen(p2_ptr(a, j), shard_len(a, j),
+					      a->wdtype);
+				or_wire_ranges(miss, a->p2_nmiss[j], a->wsz);
+			}
+			if (a->p2_nmiss[j])
 				or_comp_fill(p2_ptr(a, j), shard_ptr(a, j),
-					     shard_len(a, j),
-					     a->p2_miss + (size_t)j * OR_MAX_MISSING,
+					     shard_len(a, j), miss,
 					     a->p2_nmiss[j], factor, &a->p2st);
+		}
 		memcpy(p2_ptr(a, c->rank), shard_ptr(a, c->rank),
 		       a->len * sizeof(float));
 		result = call->p2;
 	}
 	/* float32 leaves the Hadamard domain straight into the caller's
 	 * buffer; other types are converted from the result. */
-	div = call->op == OPTIREDUCE_MEAN ? (float)n : 1.0f;
 	if (a->hadamard && call->dtype == OPTIREDUCE_FLOAT32) {
 		or_hadamard_inverse(call->buf, result, call->count, a->seed,
 				    call->hadamard_block, div);
@@ -367,10 +382,10 @@ static void finish(optireduce_comm *c)
 	if (n > 1) {
 		/* Also after reliable calls, so stats show the bound a lossy
 		 * call of this size would get. */
-		or_est_sample(&c->est, call->count * sizeof(float),
+		or_est_sample(&c->est, call->count * a->wsz,
 			      now - (a->base ? a->base : a->t0), a->reliable);
-		or_est_bound(&c->est, call->count * sizeof(float));
-		or_est_average(&c->est, call->count * sizeof(float));
+		or_est_bound(&c->est, call->count * a->wsz);
+		or_est_average(&c->est, call->count * a->wsz);
 	}
 	c->act.c = NULL;
 	if (or_reporting(c)) {
@@ -383,6 +398,28 @@ static void finish(optireduce_comm *c)
 	publish(c, call, 0);
 }
 
+/* This rank's 16-bit vector as it crosses the wire, from entry off. */
+static uint16_t *wire_ptr(struct or_active *a, size_t off)
+{
+	return a->c->wire + off;
+}
+
+/*
+ * A 16-bit phase 2 sends the owner's reduced shard divided by the mean's
+ * divisor and rounded to the wire type (wire16.h), and the owner keeps
+ * exactly that: every replica holds the same bits, rounded once.
+ */
+static void narrow_own_shard(optireduce_comm *c)
+{
+	struct or_active *a = &c->act;
+	float div = a->c->op == OPTIREDUCE_MEAN ? (float)c->size : 1.0f;
+
+	if (a->wsz == sizeof(float) || a->direct || c->size == 1)
+		return;
+	or_wire_narrow(wire_ptr(a, a->off), shard_ptr(a, c->rank), a->len,
+		       a->wdtype, div);
+}
+
 static void reduce(optireduce_comm *c)
 {
 	struct or_active *a = &c->act;
@@ -393,6 +430,12 @@ static void reduce(optireduce_comm *c)
 	for (int s = 0; s < c->size; s++) {
 		if (s == c->rank)
 			continue;
+		if (a->wsz != sizeof(float)) {
+			or_wire_widen(a->c->p1 + (size_t)s * a->len, a->len,
+				      a->wdtype);
+			or_wire_ranges(a->p1_miss + (size_t)s * OR_MAX_MISSING,
+				       a->p1_nmiss[s], a->wsz);
+		}
 		c->contrib[nc++] = (struct or_contrib){
 			.data = a->c->p1 + (size_t)s * a->len,
 			.missing = a->p1_miss + (size_t)s * OR_MAX_MISSING,
@@ -401,6 +444,7 @@ static void reduce(optireduce_comm *c)
 	}
 	or_tar_reduce(shard_ptr(a, c->rank), a->len, c->contrib, nc, c->size,
 		      !c->no_compensation, c->events, &a->p1st);
+	narrow_own_shard(c);
 }
 
 /* Owners sending in phase-2 round g: [*lo, *hi). */
@@ -443,8 +487,7 @@ static void p2_group(struct or_active *a, unsigned int g, int *lo, int *hi)
 static int gated(optireduce_comm *c, struct or_call *call)
 {
 	struct or_active *a = &c->act;
-	uint64_t in = (uint64_t)(c->size - 1) * shard_len(a, 0) *
-		      sizeof(float);
+	uint64_t in = (uint64_t)(c->size - 1) * shard_len(a, 0) * a->wsz;
 
 	return !a->reliable && c->size > 1 &&
 	       (in > (uint64_t)c->cfg.ready_kb * 1024 ||
@@ -563,6 +606,17 @@ static void on_peer_recv(optireduce_comm *c, const struct or_cqe *e,
  * whole buffer to all peers at once (one multicast on the kernel path),
  * so it goes when the last of them is ready.
  */
+/* What goes out of shard j (a direct call: the whole buffer): the
+ * float32 work vector, or its 16-bit image. */
+static const void *send_ptr(struct or_active *a, int j)
+{
+	size_t off = a->direct ? 0 : or_shard_off(a->c->count, a->s.n, j);
+
+	if (a->wsz != sizeof(float))
+		return wire_ptr(a, off);
+	return shard_ptr(a, j);
+}
+
 static int issue_p1(optireduce_comm *c, unsigned int k)
 {
 	struct or_active *a = &c->act;
@@ -578,8 +632,8 @@ static int issue_p1(optireduce_comm *c, unsigned int k)
 		struct or_send tx = {
 			.dst = j,
 			.tag = or_tag(a->c->seq, OR_PHASE_SCATTER),
-			.buf = shard_ptr(a, j),
-			.len = shard_len(a, j) * sizeof(float),
+			.buf = send_ptr(a, j),
+			.len = shard_len(a, j) * a->wsz,
 			.user_data = ud(UD_P1_SEND, j, a->c->seq),
 		};
 
@@ -602,8 +656,8 @@ static int issue_p1(optireduce_comm *c, unsigned int k)
 		struct or_send tx = {
 			.dst = OR_DST_ALL,
 			.tag = or_tag(a->c->seq, OR_PHASE_SCATTER),
-			.buf = a->c->work,
-			.len = a->c->count * sizeof(float),
+			.buf = send_ptr(a, 0),
+			.len = a->c->count * a->wsz,
 			.user_data = ud(UD_P1_SEND, c->rank, a->c->seq),
 		};
 
@@ -639,8 +693,8 @@ static int start_round(optireduce_comm *c, unsigned int k)
 		struct or_send tx = {
 			.dst = OR_DST_ALL,
 			.tag = or_tag(a->c->seq, OR_PHASE_GATHER),
-			.buf = shard_ptr(a, c->rank),
-			.len = a->len * sizeof(float),
+			.buf = send_ptr(a, c->rank),
+			.len = a->len * a->wsz,
 			.user_data = ud(UD_P2_SEND, c->rank, a->c->seq),
 		};
 
@@ -809,7 +863,7 @@ static void choose_path(optireduce_comm *c, struct or_call *call,
 	struct or_active *a = &c->act;
 	uint64_t seq = call->seq;
 	int n = c->size, me = c->rank;
-	size_t bytes = call->count * sizeof(float);
+	size_t bytes = call->count * or_dtype_size(call->dtype);
 
 	a->reliable = !c->lossy || seq < tk->warmup ||
 		      seq < tk->fallback_until;
@@ -830,6 +884,8 @@ static void choose_path(optireduce_comm *c, struct or_call *call,
 	a->hadamard = n > 1 && (call->hadamard_mode == OPTIREDUCE_HADAMARD_ON ||
 		(call->hadamard_mode == OPTIREDUCE_HADAMARD_AUTO &&
 		 !a->reliable && c->hadamard_auto));
+	a->wdtype = or_wire_dtype(call->dtype, a->hadamard);
+	a->wsz = or_dtype_size(a->wdtype);
 	a->seed = or_mix64(c->cfg.seed ^ or_mix64(seq + 1));
 	/* Without an incast limit phase 1 is already one round, with
 	 * every peer; a direct call drops phase 2. */
@@ -844,7 +900,7 @@ static void choose_path(optireduce_comm *c, struct or_call *call,
 static void set_deadlines(optireduce_comm *c, const struct or_call *call)
 {
 	struct or_active *a = &c->act;
-	size_t bytes = call->count * sizeof(float);
+	size_t bytes = call->count * a->wsz;
 
 	a->bound = a->budget = a->early = 0;
 	if (!a->reliable && c->size > 1) {
@@ -854,6 +910,23 @@ static void set_deadlines(optireduce_comm *c, const struct or_call *call)
 		a->budget = a->bound / rounds;
 		a->early = or_est_average(&c->est, bytes) / rounds;
 	}
+}
+
+/* The payload this rank sends its peers in the call, counted once per
+ * peer it is meant for: its shards (a direct call: its buffer) to each in
+ * phase 1, its reduced shard to every peer in phase 2. */
+static uint64_t sent_bytes(optireduce_comm *c)
+{
+	struct or_active *a = &c->act;
+	uint64_t n = c->size, entries;
+
+	if (n == 1)
+		return 0;
+	if (a->direct)
+		entries = (n - 1) * a->c->count;
+	else
+		entries = a->c->count - a->len + (n - 1) * a->len;
+	return entries * a->wsz;
 }
 
 /* The result's fields known at the start: what finish() adds to. */
@@ -868,6 +941,8 @@ static void describe_result(optireduce_comm *c, struct or_call *call,
 	/* Every entry of the result depends on something received: the own
 	 * shard on its contributions, the others on phase 2. */
 	res->expected = c->size > 1 ? call->count : 0;
+	res->wire_dtype = a->wdtype;
+	res->sent_bytes = sent_bytes(c);
 	res->flags = (a->reliable ? OPTIREDUCE_RES_RELIABLE : 0) |
 		(a->hadamard ? OPTIREDUCE_RES_HADAMARD : 0) |
 		(a->direct ? OPTIREDUCE_RES_DIRECT : 0);
@@ -904,6 +979,17 @@ static int prepare_buffers(optireduce_comm *c, struct or_call *call)
 		if (a->hadamard)
 			or_hadamard_forward(call->work, call->work, call->count,
 					    a->seed, call->hadamard_block);
+	}
+	/* A 16-bit call sends its vector rounded to the wire type. */
+	if (a->wsz != sizeof(float) && n > 1) {
+		float *wire = (float *)call->wire;
+
+		rc = grow(&wire, &call->wire_cap, OR_DIV_ROUND_UP(call->count, 2));
+		call->wire = (uint16_t *)wire;
+		if (rc)
+			return rc;
+		or_wire_narrow(call->wire, call->work, call->count, a->wdtype,
+			       1.0f);
 	}
 	return 0;
 }
@@ -956,7 +1042,7 @@ static int post_receives(optireduce_comm *c, struct or_call *call)
 	int n = c->size, me = c->rank, rc;
 
 	rc = or_report_start(c, seq, !a->reliable && n > 1,
-			     call->count * sizeof(float));
+			     call->count * a->wsz);
 	if (!rc && a->gated)
 		rc = post_ready(c, seq);
 	if (rc)
@@ -967,7 +1053,7 @@ static int post_receives(optireduce_comm *c, struct or_call *call)
 			.flags = a->reliable ? 0 : OR_RECV_ADAPTIVE,
 			.tag = or_tag(seq, OR_PHASE_SCATTER),
 			.buf = call->p1 + (size_t)s * a->len,
-			.len = a->len * sizeof(float),
+			.len = a->len * a->wsz,
 			.early_ns = a->early,
 			.missing = a->p1_miss + (size_t)s * OR_MAX_MISSING,
 			.max_missing = OR_MAX_MISSING,

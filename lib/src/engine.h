@@ -78,6 +78,11 @@ struct or_active {
 	 * every peer; len is then the whole buffer and s has r2 0. */
 	int direct;
 	int hadamard;
+	/* What crosses the wire (wire16.h): its dtype and entry size; the
+	 * buffers the transport fills hold entries of that size at the
+	 * offsets of their float32 entries until widened. */
+	int wdtype;
+	size_t wsz;
 	uint64_t seed;
 	size_t len;			/* my shard */
 	size_t off;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -233,4 +234,46 @@ void t_pair_create(struct t_pair p[2])
 		pthread_create(&t[r], NULL, pair_thread, &p[r]);
 	for (int r = 0; r < 2; r++)
 		pthread_join(t[r], NULL);
+}
+
+static double unit_roundoff(int dtype)
+{
+	if (dtype == OPTIREDUCE_BFLOAT16)
+		return 1.0 / 256;
+	if (dtype == OPTIREDUCE_FLOAT16)
+		return 1.0 / 2048;
+	return 1.0 / (1 << 24);
+}
+
+void t_check_wire16(const double *got, const double *const *x, int n,
+		    size_t count, int op, int wdtype, int dtype,
+		    const char *what)
+{
+	double div = op == OPTIREDUCE_MEAN ? n : 1, in = 0, sum2 = 0;
+	double err2 = 0, bound;
+
+	for (int r = 0; r < n; r++) {
+		double s = 0;
+
+		for (size_t i = 0; i < count; i++)
+			s += x[r][i] * x[r][i];
+		in += sqrt(s);
+	}
+	for (size_t i = 0; i < count; i++) {
+		double sum = 0;
+
+		for (int r = 0; r < n; r++)
+			sum += x[r][i];
+		sum2 += sum * sum;
+		err2 += (got[i] - sum / div) * (got[i] - sum / div);
+		T_ASSERT(isfinite(got[i]), "%s: entry %zu is %g", what, i,
+			 got[i]);
+	}
+	/* float32 arithmetic: the transform's and the reduction's roundings,
+	 * far below a 16-bit type's, but not zero. */
+	bound = unit_roundoff(wdtype) * (in + sqrt(sum2)) / div +
+		unit_roundoff(dtype) * 1.01 * sqrt(sum2) / div +
+		64 * unit_roundoff(OPTIREDUCE_FLOAT32) * in;
+	T_ASSERT(sqrt(err2) <= bound, "%s: error %g over the bound %g", what,
+		 sqrt(err2), bound);
 }

@@ -84,6 +84,16 @@ void t_world_allreduce_late(struct t_world *w, void **bufs, size_t count,
 			    int dtype, int op, struct optireduce_result *res,
 			    int late_ms);
 
+/*
+ * A 16-bit call under the Hadamard transform (src/wire16.h): fail, naming
+ * what, unless ||got - exact||_2 <= u_w (sum_r ||x_r||_2 + ||sum||_2) / div
+ * + u_out ||exact||_2 (plus float32 slack), exact being sum / div in
+ * float64. x[r]: rank r's input; wdtype: what crossed; dtype: the call's.
+ */
+void t_check_wire16(const double *got, const double *const *x, int n,
+		    size_t count, int op, int wdtype, int dtype,
+		    const char *what);
+
 /* Internal entry points the tests reach through the static library. */
 struct or_transport;
 int or_comm_create_with(const struct optireduce_config *cfg,
