@@ -412,6 +412,27 @@ fi
 case_no_loss "n=2 sync hadamard=off" 2 OPTIREDUCE_HADAMARD=off -- --calls 10
 case_no_loss "n=2 async hadamard=on" 2 OPTIREDUCE_HADAMARD=on -- --calls 10 --inflight 4
 case_no_loss "n=4 sync hadamard=on" 4 OPTIREDUCE_HADAMARD=on -- --calls 10
+
+# --- bfloat16: 16 bits on the wire through the kernel socket -------------
+# Exact: no transform and sums of at most 2 * (20 + D) < 256. Each rank
+# sends its peer half of the 16384 entries and then its reduced half:
+# 16384 entries of 2 bytes a call; the kernel's tx_bytes (payload) of the
+# lossy calls are exactly theirs, half of what float32 would send.
+name="n=2 bfloat16 hadamard=off"
+case_no_loss "$name" 2 OPTIREDUCE_HADAMARD=off -- --calls 10 --common 20 --dtype bfloat16
+if [ "$SKIPPED" = 0 ]; then
+	if awk -v count=$COUNT "$KV"'/^rank=/ { kv(); k++
+		print "# rank " v["rank"] ": " v["bytes_sent"] " bytes sent, kernel tx " v["kernel_tx_bytes"] " for " v["lossy"] " lossy calls"
+		pay = v["lossy"] * count * 2
+		bad += v["bytes_sent"] != v["calls"] * count * 2 ||
+		       v["kernel_tx_bytes"] != pay }
+		END { exit bad || k != 2 }' "$OUT/$name".[0-9]; then
+		ktap_ok "$name: 2 bytes an entry on the wire"
+	else
+		ktap_fail "$name: 2 bytes an entry on the wire"
+		explain "$name"
+	fi
+fi
 case_no_loss "n=4 async hadamard=off" 4 OPTIREDUCE_HADAMARD=off -- --calls 24 --inflight 4
 [ "$SKIPPED" = 1 ] || check_steady "n=4 async hadamard=off" 4
 [ "$SKIPPED" = 1 ] || check_agreed "n=4 async hadamard=off" 4

@@ -8,7 +8,7 @@
  * transport's late posts, an internal counter (src/comm.h).
  *
  *   allreduce_rank [--calls N] [--count N] [--inflight K]
- *                  [--check exact|bounded|none]
+ *                  [--check exact|bounded|none] [--dtype float32|bfloat16]
  *                  [--common K] [--spread D] [--per-call] [--path kernel|tcp]
  *                  [--late-rank R --late-ms MS [--late-from N]]
  *                  [--ahead-rank R ... --ahead-ms MS --ahead-at N]
@@ -43,6 +43,10 @@
  * once, before call N, so that R starts it and the calls after it ahead
  * of all its peers. --ahead-rank may be given again: those ranks are then
  * ahead together, in step among themselves.
+ * --dtype bfloat16: the buffers hold bfloat16 (16 bits on the wire); the
+ * data is exact in it while size * (K + D) <= 256, and the checks read the
+ * result widened to float32. The summary's bytes_sent is the library's
+ * count of the payload sent to peers (stats.bytes_sent).
  * Exit status 0 when every check held.
  */
 #include <getopt.h>
@@ -55,6 +59,7 @@
 
 #include "alloc_count.h"	/* the last quarter of the calls: none */
 #include "comm.h"		/* the kernel transport's late-post count */
+#include "dtype.h"
 
 struct opts {
 	int calls, inflight, per_call, late_rank, late_ms, late_from;
@@ -63,6 +68,8 @@ struct opts {
 	size_t count;
 	int common, spread;
 	const char *check, *path;
+	int dtype;
+	float *widened;			/* bfloat16: the result, to check */
 };
 
 struct tally {
@@ -210,13 +217,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "late-rank", 1, 0, 'L' }, { "late-ms", 1, 0, 'M' },
 		{ "late-from", 1, 0, 'F' }, { "ahead-rank", 1, 0, 'A' },
 		{ "ahead-ms", 1, 0, 'B' }, { "ahead-at", 1, 0, 'C' },
-		{ 0, 0, 0, 0 },
+		{ "dtype", 1, 0, 'T' }, { 0, 0, 0, 0 },
 	};
 	int ch;
 
 	*o = (struct opts){ .calls = 10, .inflight = 1, .count = 65536,
 			    .common = 200, .spread = 2, .check = "exact",
-			    .late_rank = -1 };
+			    .late_rank = -1, .dtype = OPTIREDUCE_FLOAT32 };
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'n': o->calls = atoi(optarg); break;
@@ -238,6 +245,12 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'B': o->ahead_ms = atoi(optarg); break;
 		case 'C': o->ahead_at = atoi(optarg); break;
+		case 'T':
+			if (strcmp(optarg, "float32") && strcmp(optarg, "bfloat16"))
+				return -1;
+			o->dtype = strcmp(optarg, "float32") ?
+				   OPTIREDUCE_BFLOAT16 : OPTIREDUCE_FLOAT32;
+			break;
 		default: return -1;
 		}
 	}
@@ -262,17 +275,21 @@ static int batch(optireduce_comm *c, const struct opts *o, float **bufs,
 
 	for (int b = 0; b < k; b++) {
 		for (size_t i = 0; i < o->count; i++)
-			bufs[b][i] = value(o, first + b, rank, i);
+			if (o->dtype == OPTIREDUCE_BFLOAT16)
+				((uint16_t *)bufs[b])[i] =
+					or_f32_to_bf16(value(o, first + b, rank, i));
+			else
+				bufs[b][i] = value(o, first + b, rank, i);
 		if (rank == o->late_rank && first + b >= o->late_from)
 			sleep_ms(o->late_ms);
 		if (!(o->ahead >> rank & 1) && first + b == o->ahead_at)
 			sleep_ms(o->ahead_ms);
 		t_start[b] = now_ns();
 		rc = k == 1 ? optireduce_allreduce(c, bufs[b], o->count,
-						   OPTIREDUCE_FLOAT32,
-						   OPTIREDUCE_SUM, &res) :
+						   o->dtype, OPTIREDUCE_SUM,
+						   &res) :
 			      optireduce_allreduce_start(c, bufs[b], o->count,
-							 OPTIREDUCE_FLOAT32,
+							 o->dtype,
 							 OPTIREDUCE_SUM, &h[b]);
 		if (rc)
 			return rc;
@@ -280,7 +297,10 @@ static int batch(optireduce_comm *c, const struct opts *o, float **bufs,
 	for (int b = 0; b < k; b++) {
 		if (k > 1 && (rc = optireduce_allreduce_wait(c, h[b], &res)))
 			return rc;
-		if (verify(o, first + b, size, bufs[b], &res, &oc)) {
+		if (o->dtype == OPTIREDUCE_BFLOAT16)
+			or_dtype_load(o->widened, bufs[b], o->count, o->dtype);
+		if (verify(o, first + b, size, o->dtype == OPTIREDUCE_BFLOAT16 ?
+			   o->widened : bufs[b], &res, &oc)) {
 			t->failed_calls++;
 			fprintf(stderr, "rank %d: call %d fails the %s check "
 				"(lost %llu, compensated %llu)\n", rank, first + b,
@@ -342,6 +362,8 @@ int main(int argc, char **argv)
 	for (int b = 0; b < o.inflight; b++)
 		if (!(bufs[b] = malloc(o.count * sizeof(float))))
 			return 1;
+	if (!(o.widened = malloc(o.count * sizeof(float))))
+		return 1;
 	for (int call = 0; call < o.calls && !rc; call += o.inflight) {
 		if (call >= o.calls - o.calls / 4 && steady < 0)
 			steady = allocs;
@@ -365,7 +387,8 @@ int main(int argc, char **argv)
 	       "catch_up_calls=%llu whole_lost=%llu some_lost=%llu direct=%llu "
 	       "deadline_ms=%.3f margin_pct=%llu "
 	       "sends_in_place=%llu sends_async=%llu "
-	       "inexact=%llu failed_calls=%llu max_err=%g error=%d ",
+	       "inexact=%llu failed_calls=%llu max_err=%g error=%d "
+	       "bytes_sent=%llu ",
 	       (long long)rank, (long long)size,
 	       kind == OPTIREDUCE_TRANSPORT_KERNEL ? "kernel" : "tcp",
 	       (unsigned long long)st.calls, (unsigned long long)st.calls_lossy,
@@ -381,7 +404,8 @@ int main(int argc, char **argv)
 	       st.deadline_ns / 1e6, (unsigned long long)st.margin_pct,
 	       (unsigned long long)sends_in_place,
 	       (unsigned long long)sends_async, t.inexact,
-	       t.failed_calls, t.max_err, rc);
+	       t.failed_calls, t.max_err, rc,
+	       (unsigned long long)st.bytes_sent);
 	print_moved(&k0, &k1);
 	printf("ok=%d\n", !bad);
 	if (rc)
@@ -389,5 +413,6 @@ int main(int argc, char **argv)
 			optireduce_strerror(rc));
 	for (int b = 0; b < o.inflight; b++)
 		free(bufs[b]);
+	free(o.widened);
 	return bad;
 }
