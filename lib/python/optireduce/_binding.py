@@ -91,7 +91,9 @@ class CResult(ctypes.Structure):
         ("deadline_ns", ctypes.c_uint64),
         ("flags", ctypes.c_uint32),
         ("group_lost_ppm", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32 * 4),
+        ("sent_bytes", ctypes.c_uint64),
+        ("wire_dtype", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32 * 1),
     ]
 
 
@@ -102,13 +104,13 @@ class CStats(ctypes.Structure):
         "entries_expected", "entries_lost", "entries_compensated",
         "deadline_ns", "average_ns", "margin_pct", "late_bytes",
         "ready_wait_ns", "ready_missed", "catch_up_calls",
-        "calls_direct")] + [
-            ("reserved", ctypes.c_uint64 * 2)]
+        "calls_direct", "bytes_sent")] + [
+            ("reserved", ctypes.c_uint64 * 1)]
 
 
 _RESULT_FIELDS = ("seq", "count", "expected", "lost", "compensated",
                   "lost_fraction", "duration_ns", "queued_ns", "deadline_ns",
-                  "flags", "group_lost_ppm")
+                  "flags", "group_lost_ppm", "sent_bytes", "wire_dtype")
 
 
 class Result:
@@ -122,7 +124,9 @@ class Result:
     entries rescaled or estimated. lost_fraction = lost / expected is the
     fraction of the gradient that was rescaled or estimated; group_lost_ppm
     (the worst rank's, of call seq - REPORT_LAG) is in the same unit, as is
-    the safeguard's loss_threshold_ppm."""
+    the safeguard's loss_threshold_ppm. sent_bytes is the payload this rank
+    sent its peers, wire_dtype the type it crossed as (FLOAT32, BFLOAT16,
+    FLOAT16): 16-bit buffers cross as 16 bits, half the bytes."""
 
     __slots__ = _RESULT_FIELDS
 

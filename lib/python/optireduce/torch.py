@@ -14,6 +14,13 @@ register() = OptiReduceState(...) + model.register_comm_hook(state,
 allreduce_hook) + state.attach(model). The gloo process group stays in use
 for what must be exact: the rendezvous, DDP's own broadcasts, and the drift
 guard's parameter re-synchronization.
+
+Buckets in CPU memory are reduced in place. Buckets on a GPU are staged
+through pinned host buffers on streams of the hook's own (staging.py);
+a model's buckets all live on one device, as DDP has them. bfloat16 and
+float16 buckets cross the wire as 16 bits (Result.wire_dtype). PyTorch
+1.13 and 2.x differ in a few calls the hook makes: _compat.py holds one
+implementation per version.
 """
 
 import collections
@@ -27,10 +34,13 @@ import torch
 import torch.distributed as dist
 
 from . import _binding as _b
+from . import _compat
+from . import staging as _staging
 
 log = logging.getLogger("optireduce")
 
 _STEP_KEYS = ("buckets", "entries", "expected", "lost", "compensated",
+              "sent_bytes",
               "lossy_calls", "reliable_calls", "warmup_calls",
               "fallback_calls", "loss_high_calls", "estimated_calls",
               "busy_ns")
@@ -85,11 +95,15 @@ class OptiReduceState:
                     to 0 here: every lossy bucket starts with ready signals,
                     so a rank whose backward pass ran long is waited for,
                     not cut off by its peers' deadlines.
+    stage_cpu       route CPU buckets through the staging path GPU buckets
+                    take (host copies, the stager's thread) instead of
+                    reducing them in place: the tests drive that path this
+                    way where there is no GPU.
     """
 
     def __init__(self, process_group=None, *, rendezvous="store",
                  resync_every=1000, resync_lost=0.01, loss_check_every=1,
-                 log_every=0, **comm_options):
+                 log_every=0, stage_cpu=False, **comm_options):
         if not dist.is_available() or not dist.is_initialized():
             raise RuntimeError("optireduce: call torch.distributed."
                                "init_process_group() first (gloo backend)")
@@ -126,8 +140,11 @@ class OptiReduceState:
                 "rank %d of %d" % (self.comm.rank, self.comm.size, self.rank,
                                    self.world_size))
 
-        # Hook -> poller: (handle, tensor, future, is_last, t_start).
+        # Hook -> poller: (handle, completion, is_last, t_start); the
+        # completion's done() or fail(err) ends the bucket.
         self._queue = collections.deque()
+        self._stage_cpu = bool(stage_cpu)
+        self._stagers = {}                  # device -> staging.Stager
         self._cv = threading.Condition()
         # Calls started and not yet collected by the poller: the library
         # has max_inflight slots, and a bucket that finds none waits for
@@ -190,28 +207,42 @@ class OptiReduceState:
     def submit(self, bucket):
         """Start the allreduce (mean) of a DDP gradient bucket; a Future
         completed with the averaged bucket when it is done."""
+        tensor = _compat.api.bucket_tensor(bucket)
+        last = _compat.api.bucket_is_last(bucket)
+        if tensor.device.type != "cpu" or self._stage_cpu:
+            return self._stager(tensor.device).submit(tensor, last)
         fut = torch.futures.Future()
         if self._error is not None:
             fut.set_exception(self._error)
             return fut
-        tensor = bucket.buffer()
         try:
-            addr, n, dt, _ = _b.buffer_of(tensor)
-            with self._cv:
-                while (self._outstanding >= self._slots and
-                       self._error is None):
-                    self._cv.wait()
-                if self._error is not None:
-                    raise self._error
-                h = self.comm.start_raw(addr, n, dt, _b.MEAN, tensor,
-                                        self._hbox)
-                self._outstanding += 1
-                self._queue.append((h, tensor, fut, bucket.is_last(),
-                                    time.perf_counter_ns()))
-                self._cv.notify_all()
+            self._start(tensor, last, time.perf_counter_ns(),
+                        _InPlace(tensor, fut))
         except Exception as e:     # misuse or a broken communicator
             fut.set_exception(e)
         return fut
+
+    def _stager(self, device):
+        st = self._stagers.get(device)
+        if st is None:
+            dev = (_staging.CpuDevice() if device.type == "cpu" else
+                   _staging.CudaDevice(device))
+            st = self._stagers[device] = _staging.Stager(dev, self._start)
+        return st
+
+    def _start(self, tensor, last, t0, completion):
+        """Start the allreduce of a host tensor once a slot is free; the
+        poller ends it through completion. Raises on failure."""
+        addr, n, dt, _ = _b.buffer_of(tensor)
+        with self._cv:
+            while self._outstanding >= self._slots and self._error is None:
+                self._cv.wait()
+            if self._error is not None:
+                raise self._error
+            h = self.comm.start_raw(addr, n, dt, _b.MEAN, tensor, self._hbox)
+            self._outstanding += 1
+            self._queue.append((h, completion, last, t0))
+            self._cv.notify_all()
 
     def _poll(self):
         cres = self._cres
@@ -222,7 +253,7 @@ class OptiReduceState:
                     self._cv.wait()
                 if not self._queue:
                     return
-                h, tensor, fut, last, t0 = self._queue.popleft()
+                h, completion, last, t0 = self._queue.popleft()
             rc = self.comm.wait_raw(h, cres)    # GIL released while blocked
             with self._cv:
                 self._outstanding -= 1          # its slot is free again
@@ -230,7 +261,7 @@ class OptiReduceState:
             if rc < 0:
                 err = _b.OptiReduceError(rc, "optireduce_allreduce_wait")
                 self._error = self._error or err
-                fut.set_exception(err)
+                completion.fail(err)
                 continue
             if self._cur_t0 is None:
                 self._cur_t0 = t0
@@ -241,6 +272,7 @@ class OptiReduceState:
             cur["expected"] += cres.expected
             cur["lost"] += cres.lost
             cur["compensated"] += cres.compensated
+            cur["sent_bytes"] += cres.sent_bytes
             cur["busy_ns"] += cres.duration_ns - cres.queued_ns
             if f & _b.RES_RELIABLE:
                 cur["reliable_calls"] += 1
@@ -257,7 +289,7 @@ class OptiReduceState:
             if last:
                 self._end_step(time.perf_counter_ns())
             # Counters first: DDP proceeds once the last future is done.
-            fut.set_result(tensor)
+            completion.done()
 
     def _tell(self, cres):
         """Fold in what this result says of the call REPORT_LAG before it:
@@ -341,9 +373,7 @@ class OptiReduceState:
             raise RuntimeError("optireduce: attach(model) before resync()")
         src = 0
         if self.group is not None and self.group is not dist.group.WORLD:
-            glob = getattr(dist, "get_global_rank", None) or \
-                dist.distributed_c10d._get_global_rank
-            src = glob(self.group, 0)
+            src = _compat.api.global_rank(self.group, 0)
         drift = 0.0
         with torch.no_grad():
             for flat, ps in self._flat:
@@ -380,6 +410,7 @@ class OptiReduceState:
 
     def report(self):
         """The last completed step: buckets, entries, lost, lost_fraction,
+        sent_bytes (payload sent to peers: 16-bit buckets send half),
         calls by path (lossy, reliable, warm-up, fallback), allreduce_ms
         (first bucket started to last done), busy_ms (time the calls ran),
         lost_since_resync (this rank's), group_lost_fraction and
@@ -413,8 +444,10 @@ class OptiReduceState:
                     r["resyncs"]))
 
     def close(self):
-        """Stop the poller (after what is queued) and destroy the
-        communicator."""
+        """Stop the stagers and the poller (after what is queued) and
+        destroy the communicator."""
+        for st in self._stagers.values():
+            st.close()
         with self._cv:
             self._stopping = True
             self._cv.notify()
@@ -427,6 +460,22 @@ class OptiReduceState:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class _InPlace:
+    """A CPU bucket reduced where it lies: done once the call is."""
+
+    __slots__ = ("tensor", "fut")
+
+    def __init__(self, tensor, fut):
+        self.tensor = tensor
+        self.fut = fut
+
+    def done(self):
+        self.fut.set_result(self.tensor)
+
+    def fail(self, err):
+        self.fut.set_exception(err)
 
 
 def allreduce_hook(state, bucket):

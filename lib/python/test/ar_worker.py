@@ -3,7 +3,8 @@
 
     ar_worker.py RANK SIZE PEERS COUNT
 Allreduces integer-valued float32 data whose exact sum every rank knows,
-blocking and asynchronous (test() polling and wait()), sum and mean; prints
+blocking and asynchronous (test() polling and wait()), sum and mean, and
+float16 (half the bytes on the wire); prints
 one JSON line with what it saw; exit 0 when everything matched.
 """
 
@@ -58,10 +59,24 @@ def main():
             out["checks"]["collected_once"] = False
         except optireduce.OptiReduceError as e:
             out["checks"]["collected_once"] = e.errno == 3    # ESRCH
+        # float16 crosses the wire as 16 bits: half the bytes of the same
+        # call in float32; small integers, so the sum is exact in it
+        a32 = data(rank, count, 7)
+        r32 = comm.allreduce(a32)
+        a16 = data(rank, count, 7).astype(np.float16)
+        r16 = comm.allreduce(a16)
+        out["checks"]["float16_sum"] = bool(np.array_equal(
+            a16.astype(np.float64), expect(7)))
+        out["checks"]["float16_half_the_bytes"] = (
+            r16.wire_dtype == optireduce.FLOAT16 and
+            r32.wire_dtype == optireduce.FLOAT32 and
+            r32.sent_bytes == 2 * r16.sent_bytes > 0)
         st = comm.stats()
         out["stats"] = st
-        out["checks"]["stats"] = (st["calls"] == 6 and st["calls_failed"] == 0
-                                  and st["entries_lost"] == 0)
+        out["checks"]["stats"] = (st["calls"] == 8 and st["calls_failed"] == 0
+                                  and st["entries_lost"] == 0 and
+                                  st["bytes_sent"] >= r32.sent_bytes +
+                                  r16.sent_bytes)
     ok = all(out["checks"].values())
     print(json.dumps(out), flush=True)
     return 0 if ok else 1
