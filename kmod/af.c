@@ -20,6 +20,7 @@
 #include "af.h"
 #include "comm.h"
 #include "completion.h"
+#include "mem.h"
 #include "netns.h"
 #include "params.h"
 #include "round.h"
@@ -56,6 +57,7 @@ static int optr_release(struct socket *sock)
 	optr_comm_leave(osk);
 	optr_steer_close(osk);
 	optr_rounds_release(osk);
+	optr_mem_release(osk);
 	optr_net_del_sock(osk->on, osk);
 
 	lock_sock(sk);
@@ -296,6 +298,7 @@ static int optr_create(struct net *net, struct socket *sock, int protocol,
 	osk = optr_sk(sk);
 	osk->on = optr_net(net);
 	spin_lock_init(&osk->lock);
+	spin_lock_init(&osk->mem_lock);
 	hash_init(osk->rounds);
 	hash_init(osk->posts);
 	INIT_LIST_HEAD(&osk->completions);
@@ -316,6 +319,7 @@ int optr_af_init(void)
 {
 	int err;
 
+	optr_mem_proto_init(&optr_proto);
 	err = proto_register(&optr_proto, 1);
 	if (err)
 		return err;

@@ -11,6 +11,14 @@
 #include <linux/udp.h>
 #include <linux/uio.h>
 #include <linux/version.h>
+#include <net/sock.h>
+/*
+ * The socket memory accounting helpers (sk_under_memory_pressure())
+ * moved out of <net/sock.h> into their own header in 6.10.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#include <net/proto_memory.h>
+#endif
 
 /*
  * The user address of a single-segment iterator, or 0 if @it is not one

@@ -164,6 +164,8 @@ OPTR_TUNABLE(loss_alarm_ppm, 10000, 0, 1000000,
 	     "A round ending with more of its posted bytes missing than this, parts per million, raises a netlink loss alarm; 0 disables");
 OPTR_TUNABLE(rx_steer_kb, 4096, 0, 1048576,
 	     "Per-socket memory for received batches waiting to be placed on the CPU of the socket's reader, KiB; 0 places them where they arrive");
+OPTR_TUNABLE(mem_max_kb, 262144, 0, 16777216,
+	     "Memory all sockets together may hold for later placement (backlog and steering), KiB; what does not fit is dropped and counted");
 
 #define OPTR_TUNABLE_ENTRY(_name) { #_name, &optr_##_name }
 
@@ -180,5 +182,6 @@ const struct optr_tunable_entry optr_tunables[] = {
 	OPTR_TUNABLE_ENTRY(backlog_kb),
 	OPTR_TUNABLE_ENTRY(loss_alarm_ppm),
 	OPTR_TUNABLE_ENTRY(rx_steer_kb),
+	OPTR_TUNABLE_ENTRY(mem_max_kb),
 	{}
 };

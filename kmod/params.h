@@ -37,6 +37,7 @@ extern struct optr_tunable optr_max_rounds;
 extern struct optr_tunable optr_backlog_kb;
 extern struct optr_tunable optr_loss_alarm_ppm;
 extern struct optr_tunable optr_rx_steer_kb;
+extern struct optr_tunable optr_mem_max_kb;
 
 struct optr_tunable_entry {
 	const char *name;

@@ -27,6 +27,7 @@
 
 #include "comm.h"
 #include "completion.h"
+#include "mem.h"
 #include "netlink.h"
 #include "netns.h"
 #include "params.h"
@@ -222,6 +223,7 @@ static void optr_backlog_unlink(struct optr_sock *osk, struct sk_buff *skb)
 {
 	__skb_unlink(skb, &osk->backlog);
 	osk->backlog_bytes -= skb->truesize;
+	optr_mem_uncharge(osk, skb);
 }
 
 /*
@@ -399,6 +401,11 @@ bool optr_deliver(struct optr_sock *osk, struct optr_skb_walk *w,
 	if (osk->backlog_bytes + clone->truesize > limit) {
 		kfree_skb(clone);
 		optr_drop(osk->on, osk, OPTR_STAT_DROP_NO_POST, f);
+		return false;
+	}
+	if (!optr_mem_charge(osk, clone)) {
+		kfree_skb(clone);
+		optr_drop(osk->on, osk, OPTR_STAT_DROP_MEM_LIMIT, f);
 		return false;
 	}
 	optr_skb_cb(clone)->f = *f;
@@ -613,6 +620,7 @@ void optr_rounds_release(struct optr_sock *osk)
 	struct optr_round *r;
 	struct optr_post *p, *ptmp;
 	struct hlist_node *tmp;
+	struct sk_buff *skb;
 	LIST_HEAD(posts);
 	int bkt;
 
@@ -621,8 +629,10 @@ void optr_rounds_release(struct optr_sock *osk)
 	hash_for_each_safe(osk->rounds, bkt, tmp, r, hnode)
 		optr_round_end(r, OPTIREDUCE_CANCELLED);
 	optr_completions_take(osk, &posts);
-	__skb_queue_purge(&osk->backlog);
-	osk->backlog_bytes = 0;
+	while ((skb = skb_peek(&osk->backlog))) {
+		optr_backlog_unlink(osk, skb);
+		kfree_skb(skb);
+	}
 	spin_unlock_bh(&osk->lock);
 
 	optr_rounds_reap(osk);

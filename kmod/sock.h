@@ -63,6 +63,8 @@ struct optr_sock {
 	struct list_head dead_rounds;	/* ended, timer maybe still armed */
 	struct sk_buff_head backlog;	/* fragments waiting for a post */
 	u32 backlog_bytes;
+	/* mem.c: charges of backlog and steer queue; innermost, BH */
+	spinlock_t mem_lock;
 	struct optr_estimator est;
 	u64 stats[OPTR_NSTATS];
 

@@ -32,6 +32,7 @@ const char *const optr_stat_names[OPTR_NSTATS] = {
 	[OPTR_STAT_DROP_NOMEM] = "drop_nomem",
 	[OPTR_STAT_RX_GSO_BATCHES] = "rx_gso_batches",
 	[OPTR_STAT_RX_STEERED] = "rx_steered",
+	[OPTR_STAT_DROP_MEM_LIMIT] = "drop_mem_limit",
 };
 
 void optr_stat_net(struct optr_net *on, enum optr_stat s, u64 n)

@@ -28,7 +28,8 @@
  * 64 KiB MTU sends such datagrams one at a time) are steered: a message of
  * a few KiB, in one datagram or one short batch, costs less to place than
  * the work's wake-up adds to its latency. The queue holds at most
- * rx_steer_kb of skb memory; beyond it, and when the tunable is 0, a batch
+ * rx_steer_kb of skb memory, and only what the socket's receive buffer
+ * has room for (mem.c); beyond it, and when the tunable is 0, a batch
  * is placed at once where it arrived, so nothing is dropped for steering's
  * sake, and what waits in the queue is placed first. While batches are
  * queued or being placed, later datagrams for the socket queue behind
@@ -47,6 +48,7 @@
 #include <linux/smp.h>
 #include <linux/workqueue.h>
 
+#include "mem.h"
 #include "netns.h"
 #include "params.h"
 #include "receive.h"
@@ -78,8 +80,10 @@ static void optr_steer_work(struct work_struct *work)
 	for (;;) {
 		spin_lock_bh(&osk->steer.lock);
 		skb = __skb_dequeue(&osk->steer);
-		if (skb)
+		if (skb) {
 			osk->steer_bytes -= skb->truesize;
+			optr_mem_uncharge(osk, skb);
+		}
 		WRITE_ONCE(osk->steer_placing, !!skb);
 		spin_unlock_bh(&osk->steer.lock);
 		if (!skb)
@@ -124,7 +128,8 @@ bool optr_steer(struct optr_sock *osk, struct sk_buff *skb)
 	spin_lock(&osk->steer.lock);
 	if (osk->steer_closed || !cpu_online(cpu)) {
 		/* Placed here; a closing socket turns it away there. */
-	} else if (osk->steer_bytes + skb->truesize <= limit) {
+	} else if (osk->steer_bytes + skb->truesize <= limit &&
+		   optr_mem_charge(osk, skb)) {
 		__skb_queue_tail(&osk->steer, skb);
 		osk->steer_bytes += skb->truesize;
 		/* Pending work keeps its CPU; a fresh one goes to @cpu. */
@@ -141,8 +146,10 @@ bool optr_steer(struct optr_sock *osk, struct sk_buff *skb)
 	spin_unlock(&osk->steer.lock);
 	if (queued)
 		optr_stat_net(osk->on, OPTR_STAT_RX_STEERED, 1);
-	while ((held = __skb_dequeue(&full)))
+	while ((held = __skb_dequeue(&full))) {
+		optr_mem_uncharge(osk, held);
 		optr_receive_here(osk->on, held);
+	}
 	return queued;
 }
 
@@ -181,9 +188,15 @@ void optr_steer_init(struct optr_sock *osk)
  */
 void optr_steer_close(struct optr_sock *osk)
 {
+	struct sk_buff *skb;
+
 	spin_lock_bh(&osk->steer.lock);
 	osk->steer_closed = true;
 	spin_unlock_bh(&osk->steer.lock);
 	cancel_work_sync(&osk->steer_work);
-	skb_queue_purge(&osk->steer);
+	while ((skb = skb_dequeue(&osk->steer))) {
+		optr_mem_uncharge(osk, skb);
+		kfree_skb(skb);
+	}
+	osk->steer_bytes = 0;
 }

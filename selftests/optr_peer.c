@@ -46,7 +46,7 @@ static const char *const stat_names[] = {
 	"rx_packets", "rx_bytes", "rx_duplicate", "drop_malformed",
 	"drop_unknown_comm", "drop_foreign_source", "drop_stale_round",
 	"drop_no_post", "drop_out_of_bounds", "bytes_lost", "backlog_queued",
-	"drop_nomem", "rx_gso_batches", "rx_steered",
+	"drop_nomem", "rx_gso_batches", "rx_steered", "drop_mem_limit",
 };
 _Static_assert(ARRAY_SIZE(stat_names) ==
 	       sizeof(struct optireduce_stats) / sizeof(__u64),

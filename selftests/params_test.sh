@@ -21,6 +21,7 @@ max_rounds 1 4096
 backlog_kb 0 1048576
 loss_alarm_ppm 0 1000000
 rx_steer_kb 0 1048576
+mem_max_kb 0 16777216
 "
 
 # refused NAME VALUE: the write fails and the value is unchanged.

@@ -217,7 +217,7 @@ STAT_NAMES="rounds_opened rounds_completed rounds_expired rounds_early
 	rounds_cancelled tx_packets tx_bytes tx_dropped rx_packets rx_bytes
 	rx_duplicate drop_malformed drop_unknown_comm drop_foreign_source
 	drop_stale_round drop_no_post drop_out_of_bounds bytes_lost
-	backlog_queued drop_nomem rx_gso_batches rx_steered"
+	backlog_queued drop_nomem rx_gso_batches rx_steered drop_mem_limit"
 
 CASE_FAIL=()
 # want DESC ACTUAL OP EXPECTED: one condition of the current case.

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -41,6 +42,29 @@ int kt_sysfs_ids(int *family, int *sol)
 	int rc = read_param(OPTIREDUCE_SYSFS_FAMILY, family);
 
 	return rc ? rc : read_param(OPTIREDUCE_SYSFS_SOL, sol);
+}
+
+/*
+ * What the module holds for a socket before placing it (fragments that
+ * beat their post, batches waiting to be steered) counts against the
+ * socket's receive buffer, as a UDP socket's queue does: ask for room for
+ * both of the module's per-socket queues. SO_RCVBUFFORCE needs
+ * CAP_NET_ADMIN; without it SO_RCVBUF gets at most net.core.rmem_max,
+ * and what does not fit is dropped (drop_mem_limit) like any late data.
+ * The kernel doubles the value for its bookkeeping, as it does for UDP.
+ */
+static void size_rcvbuf(int fd)
+{
+	int backlog_kb = 0, steer_kb = 0, half;
+	long long want;
+
+	if (read_param(OPTIREDUCE_SYSFS_PARAMS "backlog_kb", &backlog_kb) ||
+	    read_param(OPTIREDUCE_SYSFS_PARAMS "rx_steer_kb", &steer_kb))
+		return;
+	want = ((long long)backlog_kb + steer_kb) * 1024 / 2;
+	half = want > INT_MAX / 2 ? INT_MAX / 2 : (int)want;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &half, sizeof(half)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &half, sizeof(half));
 }
 
 /* The interface that holds addr (network order); 0 if none does. */
@@ -144,6 +168,7 @@ int kt_socket_join(const struct or_kernel_params *p, int family, int sol)
 		close(fd);
 		return -EPROTONOSUPPORT;
 	}
+	size_rcvbuf(fd);
 	rc = join(fd, sol, p);
 	if (rc) {
 		or_log(p->quiet, "rank %d: cannot join the kernel communicator: %s",

@@ -49,9 +49,22 @@ static inline int optr_sol(void)
 	return (int)optr_param("sol");
 }
 
+/*
+ * A socket whose receive buffer has room for both of the module's
+ * per-socket queues (backlog_kb + rx_steer_kb), which count against it,
+ * as liboptireduce sizes its sockets: SO_RCVBUFFORCE where the caller may
+ * (CAP_NET_ADMIN), else SO_RCVBUF up to net.core.rmem_max.
+ */
 static inline int optr_socket(void)
 {
-	return socket(optr_family(), SOCK_DGRAM, 0);
+	long long kb = optr_param("backlog_kb") + optr_param("rx_steer_kb");
+	int fd = socket(optr_family(), SOCK_DGRAM, 0);
+	int half = kb * 512 > 0x3fffffff ? 0x3fffffff : (int)(kb * 512);
+
+	if (fd >= 0 && half > 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &half, sizeof(half)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &half, sizeof(half));
+	return fd;
 }
 
 /* A completion record with room for its missing ranges. */

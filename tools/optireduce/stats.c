@@ -41,6 +41,7 @@ static const struct {
 	{ "drop", "nomem" },
 	{ "rx", "gso_batches" },
 	{ "rx", "steered" },
+	{ "drop", "mem_limit" },
 };
 
 #define NSTATS	(sizeof(stat_desc) / sizeof(stat_desc[0]))

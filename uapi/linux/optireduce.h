@@ -93,7 +93,7 @@
 #include <linux/types.h>
 
 /* Bumped on any incompatible change of this header. */
-#define OPTIREDUCE_ABI			3
+#define OPTIREDUCE_ABI			4
 
 #define OPTIREDUCE_SYSFS_PARAMS		"/sys/module/optireduce/parameters/"
 #define OPTIREDUCE_SYSFS_FAMILY		OPTIREDUCE_SYSFS_PARAMS "family"
@@ -282,6 +282,10 @@ struct optireduce_stats {
 	__u64 rx_steered;		/* batches placed on the reader's
 					 * CPU (steer.c); namespace only
 					 */
+	/* Not held for later: the socket's receive buffer (SO_RCVBUF),
+	 * its memory cgroup or the module's mem_max_kb was full.
+	 */
+	__u64 drop_mem_limit;
 };
 
 /* OPTIREDUCE_ESTIMATE: the adaptive deadline as it stands. */
@@ -381,7 +385,7 @@ enum {
 
 /*
  * Inside OPTIREDUCE_A_STATS: attribute type i + 1 carries field i of
- * struct optireduce_stats (rounds_opened is 1, ..., drop_nomem is 20).
+ * struct optireduce_stats (rounds_opened is 1, ..., drop_mem_limit is 23).
  */
 #define OPTIREDUCE_STAT_ATTR(field_index)	((field_index) + 1)
 
