@@ -11,9 +11,11 @@
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <crypto/algapi.h>
 #include <net/sock.h>
 #include <uapi/linux/optireduce.h>
 
+#include "auth.h"
 #include "comm.h"
 #include "netns.h"
 #include "sock.h"
@@ -169,13 +171,16 @@ static struct optr_comm *optr_comm_parse(sockptr_t optval,
 		}
 		memcpy(&comm->addr[i], a.addr, sizeof(comm->addr[i]));
 	}
-	comm->id = j.comm;
+	comm->id = optr_auth_wire_id(j.comm, j.secret);
 	comm->rank = j.rank;
 	comm->nranks = j.nranks;
 	comm->flags = j.flags;
 	memcpy(&comm->group, j.group.addr, sizeof(comm->group));
 	comm->group_ifindex = j.group.ifindex;
 	comm->ttl = j.mcast_ttl ? j.mcast_ttl : 1;
+	/* The secret is the members' alone: nothing reads it back. */
+	memcpy(comm->secret, j.secret, sizeof(comm->secret));
+	memzero_explicit(j.secret, sizeof(j.secret));
 	comm->join = j;
 	return comm;
 }
@@ -187,8 +192,17 @@ static int optr_member_add(struct optr_net *on, struct optr_sock *osk,
 	int err;
 
 	mutex_lock(&on->lock);
+	/*
+	 * The rank is taken, or the communicator is another user's, or
+	 * another communicator's wire id collides with it: the same errno,
+	 * so that a join learns nothing about one that is not its own.
+	 */
 	hash_for_each_possible(on->members, o, member_node, comm->id) {
-		if (o->comm->id == comm->id && o->comm->rank == comm->rank) {
+		if (o->comm->id == comm->id &&
+		    (o->comm->rank == comm->rank ||
+		     !uid_eq(optr_sock_uid(o), optr_sock_uid(osk)) ||
+		     crypto_memneq(o->comm->secret, comm->secret,
+				   sizeof(comm->secret)))) {
 			err = -EADDRINUSE;
 			goto unlock;
 		}
@@ -239,7 +253,7 @@ int optr_comm_join(struct optr_sock *osk, sockptr_t optval,
 		err = optr_member_add(osk->on, osk, comm);
 	release_sock(&osk->sk);
 	if (err)
-		kvfree(comm);
+		optr_comm_free(comm);
 	return err;
 }
 
@@ -288,5 +302,7 @@ void optr_comm_leave(struct optr_sock *osk)
 
 void optr_comm_free(struct optr_comm *comm)
 {
+	if (comm)
+		memzero_explicit(comm->secret, sizeof(comm->secret));
 	kvfree(comm);
 }

@@ -27,6 +27,7 @@ struct optr_comm {
 	int group_ifindex;
 	u8 ttl;
 	struct optireduce_join join;	/* as given, for getsockopt */
+	u8 secret[OPTIREDUCE_SECRET_LEN];	/* never leaves the kernel */
 	/*
 	 * Per rank, after addr[]: the only part that changes after JOIN,
 	 * under osk->lock (round.c: optr_note_source()).

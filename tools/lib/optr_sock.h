@@ -82,11 +82,12 @@ static inline __u64 optr_now_ns(void)
 }
 
 /* Join rank @rank of an @n-rank communicator whose ranks all live at
- * @ips[rank] (NULL: all on 127.0.0.1), optionally with a multicast group.
+ * @ips[rank] (NULL: all on 127.0.0.1), optionally with a multicast group,
+ * and with @secret (OPTIREDUCE_SECRET_LEN bytes; NULL: an open one).
  */
-static inline int optr_join(int fd, __u32 comm, __u32 rank, __u32 n,
-			    const char *const *ips, const char *group,
-			    unsigned int ifindex)
+static inline int optr_join_secret(int fd, __u32 comm, __u32 rank, __u32 n,
+				   const char *const *ips, const char *group,
+				   unsigned int ifindex, const __u8 *secret)
 {
 	size_t len = sizeof(struct optireduce_join) +
 		     n * sizeof(struct optireduce_addr);
@@ -110,9 +111,18 @@ static inline int optr_join(int fd, __u32 comm, __u32 rank, __u32 n,
 		j->group.ifindex = ifindex;
 		inet_pton(AF_INET, group, j->group.addr);
 	}
+	if (secret)
+		memcpy(j->secret, secret, OPTIREDUCE_SECRET_LEN);
 	ret = setsockopt(fd, optr_sol(), OPTIREDUCE_JOIN, j, len);
 	free(j);
 	return ret;
+}
+
+static inline int optr_join(int fd, __u32 comm, __u32 rank, __u32 n,
+			    const char *const *ips, const char *group,
+			    unsigned int ifindex)
+{
+	return optr_join_secret(fd, comm, rank, n, ips, group, ifindex, NULL);
 }
 
 static inline int optr_join_local(int fd, __u32 comm, __u32 rank, __u32 n)

@@ -39,7 +39,14 @@
  *   OPTIREDUCE_JOIN          set    struct optireduce_join followed by
  *                                   nranks struct optireduce_addr (the peer
  *                                   table, indexed by rank). Once per socket.
- *                           get    the same, as joined.
+ *                                   A communicator is its id and its
+ *                                   secret: on the wire it is named by a
+ *                                   32-bit id derived from both (the id
+ *                                   itself when the secret is all zero), so
+ *                                   one without the secret can neither
+ *                                   name nor join it. Its members all
+ *                                   belong to the uid of its first.
+ *                           get    the same, as joined (secret zeroed).
  *   OPTIREDUCE_PACE_MBPS     set/get __u32: send rate of this socket, Mbit/s;
  *                                   0 = unpaced. Until set, the module
  *                                   parameter pace_mbps applies.
@@ -82,7 +89,9 @@
  * buffer, pinned until its completion is read, would take the poster past
  * its RLIMIT_MEMLOCK; CAP_IPC_LOCK is exempt), EMSGSIZE (message
  * longer than OPTIREDUCE_MAX_MSG), EADDRINUSE (that communicator and rank
- * already joined in this namespace, or, at the namespace's first join,
+ * already joined in this namespace, or the communicator's members belong
+ * to another user, or its wire id collides with another's: one errno
+ * that tells nothing of which, or, at the namespace's first join,
  * another socket holds the module's UDP port there), ETIMEDOUT (a send reached its timeout
  * before every fragment left: tx_dropped counts those that did not), EAGAIN
  * (a send that must not wait, behind another).
@@ -140,6 +149,9 @@ struct optireduce_addr {
 	__u8 addr[16];		/* IPv4 in the first 4 bytes, network order */
 };
 
+/* Bytes of a communicator's secret: 256 bits. */
+#define OPTIREDUCE_SECRET_LEN		32
+
 /* OPTIREDUCE_JOIN; followed by nranks struct optireduce_addr. */
 struct optireduce_join {
 	__u32 comm;		/* communicator id, shared by all members */
@@ -149,6 +161,13 @@ struct optireduce_join {
 	struct optireduce_addr group;	/* with OPTIREDUCE_JOIN_MCAST */
 	__u32 mcast_ttl;	/* with OPTIREDUCE_JOIN_MCAST; 0 means 1 */
 	__u32 reserved;		/* 0 */
+	/*
+	 * Known only to the communicator's members (random, from the
+	 * library's rendezvous or the launcher): with comm, the
+	 * communicator's identity. All zero: an open communicator, whose
+	 * id anyone may guess (tests, tools). Write-only: reads as zero.
+	 */
+	__u8 secret[OPTIREDUCE_SECRET_LEN];
 };
 
 #define OPTIREDUCE_JOIN_MCAST		0x1U

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _OPTR_AUTH_H
+#define _OPTR_AUTH_H
+
+#include <linux/types.h>
+
+u32 optr_auth_wire_id(u32 id, const u8 *secret);
+
+#endif /* _OPTR_AUTH_H */
