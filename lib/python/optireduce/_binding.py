@@ -226,7 +226,8 @@ def _declare(lib):
 def library():
     """The loaded liboptireduce (ctypes.CDLL), loading it on first use:
     $OPTIREDUCE_LIB if set, else lib/build/liboptireduce.so.0 of this source
-    tree, else the system's (ldconfig)."""
+    tree (when the package is used from it), else the installed one
+    (ctypes.util.find_library: ldconfig's cache, LD_LIBRARY_PATH)."""
     global _lib, _lib_path
     with _lib_lock:
         if _lib is not None:
@@ -242,9 +243,12 @@ def library():
             _lib, _lib_path = lib, path
             return lib
         raise OSError(_errno.ENOENT,
-                      "liboptireduce not found; tried: %s. Build it with "
-                      "`make -C lib`, install it, or set OPTIREDUCE_LIB to "
-                      "its path" % "; ".join(tried))
+                      "liboptireduce not found; tried: %s. Install it "
+                      "(`make -C lib install`, then ldconfig, or put its "
+                      "directory in LD_LIBRARY_PATH), or point "
+                      "OPTIREDUCE_LIB at it: "
+                      "OPTIREDUCE_LIB=/path/to/liboptireduce.so.0"
+                      % "; ".join(tried))
 
 
 def library_path():

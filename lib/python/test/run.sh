@@ -21,7 +21,8 @@ unset OPTIREDUCE_LIB
 
 {
 	st=0
-	for t in test_binding.py test_compat.py test_staging.py test_ddp.py; do
+	for t in test_binding.py test_compat.py test_staging.py test_ddp.py \
+		 test_install.py test_gpu_check.py; do
 		echo "# $t"
 		timeout -k 5 120 "$PY" "$here/$t" || st=1
 	done
