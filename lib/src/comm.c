@@ -260,13 +260,14 @@ static void notice_memlock(const struct optireduce_config *cfg,
  * the same all_lossy and takes the same path.
  */
 static int kernel_transport(const struct optireduce_config *cfg,
-			    struct or_transport **kt)
+			    const uint8_t *secret, struct or_transport **kt)
 {
 	struct or_kernel_params kp = {
 		.rank = cfg->rank,
 		.size = cfg->size,
 		.peers = cfg->peers,
 		.comm_hash = or_config_hash(cfg),
+		.secret = secret,
 		.mcast_group = cfg->mcast_group,
 		.mcast_ifindex = cfg->mcast_ifindex,
 		.quiet = !!(cfg->flags & OPTIREDUCE_CFG_QUIET),
@@ -296,7 +297,7 @@ static int kernel_transport(const struct optireduce_config *cfg,
 }
 
 int or_comm_create_tcp(const struct optireduce_config *cfg, int listen_fd,
-		       optireduce_comm **out)
+		       const uint8_t *secret, optireduce_comm **out)
 {
 	struct or_tcp_params p = {
 		.rank = cfg->rank,
@@ -311,7 +312,7 @@ int or_comm_create_tcp(const struct optireduce_config *cfg, int listen_fd,
 	struct or_tcp_agreed agreed;
 	int kernel, rc;
 
-	kernel = kernel_transport(cfg, &kt);
+	kernel = kernel_transport(cfg, secret, &kt);
 	if (kernel && cfg->transport == OPTIREDUCE_TRANSPORT_KERNEL) {
 		if (listen_fd >= 0)
 			close(listen_fd);
@@ -357,6 +358,7 @@ int or_comm_create_tcp(const struct optireduce_config *cfg, int listen_fd,
 OR_EXPORT int optireduce_comm_create(const struct optireduce_config *cfg,
 				     optireduce_comm **comm)
 {
+	uint8_t secret[OR_SECRET_LEN];
 	int rc;
 
 	if (!comm)
@@ -370,7 +372,13 @@ OR_EXPORT int optireduce_comm_create(const struct optireduce_config *cfg,
 	for (int i = 0; i < cfg->size; i++)
 		if (!cfg->peers[i])
 			return -EFAULT;
-	return or_comm_create_tcp(cfg, -1, comm);
+	/* With a peer list there is no rendezvous: the launcher's secret. */
+	rc = or_env_secret(secret, !!(cfg->flags & OPTIREDUCE_CFG_QUIET));
+	if (rc < 0)
+		return rc;
+	rc = or_comm_create_tcp(cfg, -1, rc ? secret : NULL, comm);
+	explicit_bzero(secret, sizeof(secret));
+	return rc;
 }
 
 OR_EXPORT int optireduce_comm_destroy(optireduce_comm *comm)

@@ -151,9 +151,14 @@ int or_comm_create_with(const struct optireduce_config *cfg,
 			int lossy_kind, optireduce_comm **out);
 int or_config_check(const struct optireduce_config *cfg);
 uint64_t or_config_hash(const struct optireduce_config *cfg);
+/* OPTIREDUCE_SECRET into out: 1 if set, 0 if not, -EINVAL if malformed. */
+int or_env_secret(uint8_t out[OR_SECRET_LEN], int quiet);
+/* Whether s holds a secret (is not all zero). */
+int or_secret_given(const uint8_t s[OR_SECRET_LEN]);
 /* The TCP path of optireduce_comm_create(), with an optional listening
- * socket already bound to peers[rank] (rendezvous binds it first). */
+ * socket already bound to peers[rank] (rendezvous binds it first) and the
+ * communicator's secret (NULL: none). */
 int or_comm_create_tcp(const struct optireduce_config *cfg, int listen_fd,
-		       optireduce_comm **out);
+		       const uint8_t *secret, optireduce_comm **out);
 
 #endif /* OR_COMM_H */

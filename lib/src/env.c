@@ -165,6 +165,41 @@ static int env_rank_size(struct optireduce_config *cfg)
 	return 0;
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int or_secret_given(const uint8_t s[OR_SECRET_LEN])
+{
+	uint8_t any = 0;
+
+	for (int i = 0; i < OR_SECRET_LEN; i++)
+		any |= s[i];
+	return any != 0;
+}
+
+int or_env_secret(uint8_t out[OR_SECRET_LEN], int quiet)
+{
+	const char *v = getenv("OPTIREDUCE_SECRET");
+	int i;
+
+	memset(out, 0, OR_SECRET_LEN);
+	if (!v)
+		return 0;
+	for (i = 0; i < 2 * OR_SECRET_LEN && hex_digit(v[i]) >= 0; i++)
+		out[i / 2] |= hex_digit(v[i]) << (i % 2 ? 0 : 4);
+	if (i == 2 * OR_SECRET_LEN && !v[i] && or_secret_given(out))
+		return 1;
+	memset(out, 0, OR_SECRET_LEN);
+	or_log(quiet, "OPTIREDUCE_SECRET is not %d hex digits, not all zero",
+	       2 * OR_SECRET_LEN);
+	return -EINVAL;
+}
+
 /* Split "a,b,c" into exactly size strings. */
 static int split_peers(const char *list, int size, char ***out)
 {
@@ -235,6 +270,7 @@ static int master_address(char *buf, size_t len)
 OR_EXPORT int optireduce_comm_create_from_env(const struct optireduce_config *base,
 					      optireduce_comm **comm)
 {
+	uint8_t secret[OR_SECRET_LEN];
 	struct optireduce_config cfg;
 	char master[OR_ADDR_MAX + 16];
 	char **peers = NULL;
@@ -251,6 +287,8 @@ OR_EXPORT int optireduce_comm_create_from_env(const struct optireduce_config *ba
 	list = getenv("OPTIREDUCE_QUIET");
 	env_quiet = (cfg.flags & OPTIREDUCE_CFG_QUIET) || (list && *list && *list != '0');
 	rc = env_options(&cfg);
+	if (!rc)
+		rc = or_env_secret(secret, env_quiet) < 0 ? -EINVAL : 0;
 	if (!rc)
 		rc = env_rank_size(&cfg);
 	if (!rc)
@@ -269,14 +307,19 @@ OR_EXPORT int optireduce_comm_create_from_env(const struct optireduce_config *ba
 
 		rc = master_address(master, sizeof(master));
 		if (!rc)
-			rc = or_rendezvous(&cfg, &rz, &peers, &lfd);
+			rc = or_rendezvous(&cfg, &rz, secret, &peers, &lfd);
 	}
 	if (rc) {
+		explicit_bzero(secret, sizeof(secret));
 		or_peers_free(peers, cfg.size);
 		return rc;
 	}
 	cfg.peers = (const char *const *)peers;
-	rc = or_comm_create_tcp(&cfg, lfd, comm);
+	/* From the launcher or the rendezvous; none with a bare peer list. */
+	rc = or_comm_create_tcp(&cfg, lfd,
+				or_secret_given(secret) ? secret : NULL,
+				comm);
+	explicit_bzero(secret, sizeof(secret));
 	or_peers_free(peers, cfg.size);
 	return rc;
 }

@@ -2,13 +2,17 @@
 /*
  * A small TCP rendezvous for torchrun-style launches: rank 0 listens at the
  * master address; every other rank connects, says who it is and where it
- * listens for the mesh; rank 0 answers everybody with the full table and
- * its seed (so every rank transforms with the same signs). Then the mesh
- * is connected as with an explicit peer list.
+ * listens for the mesh; rank 0 answers everybody with the full table, its
+ * seed (so every rank transforms with the same signs) and the
+ * communicator's secret: the launcher's, or 256 random bits rank 0 draws
+ * for this communicator alone. Then the mesh is connected as with an
+ * explicit peer list. Whoever can reach the master port first as rank r
+ * learns the secret: the rendezvous is as trusted as the launcher's
+ * store (Documentation/design.md, "Threat model").
  *
  * Records are fixed-size and little-endian:
  *   hello  magic, version, rank, size, address[OR_ADDR_MAX]
- *   table  magic, size, seed, then size addresses
+ *   table  magic, size, seed, secret, then size addresses
  * Connections that do not start with the magic are dropped (a port
  * scanner, a stale client); a rank with another size or version fails the
  * rendezvous with -EPROTO.
@@ -19,14 +23,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
+#include "comm.h"
 #include "net.h"
 #include "rendezvous.h"
 #include "util.h"
 
 #define RDZV_MAGIC	0x4f52525au	/* "ORRZ" */
-#define RDZV_VERSION	1
+#define RDZV_VERSION	2
 
 struct rdzv_hello {
 	uint32_t magic;
@@ -40,6 +46,7 @@ struct rdzv_table {
 	uint32_t magic;
 	uint32_t size;
 	uint64_t seed;
+	uint8_t secret[OR_SECRET_LEN];
 };
 
 /* Listen for the mesh on host's address, any port; advertise it. */
@@ -92,7 +99,8 @@ static int alloc_peers(int size, char ***out)
 }
 
 static int serve(struct optireduce_config *cfg, const struct or_addr *m,
-		 int64_t deadline, char **peers, const char *mine)
+		 int64_t deadline, char **peers, const char *mine,
+		 uint8_t *secret)
 {
 	int size = cfg->size, *fds, lfd, got = 0, rc = 0;
 	struct rdzv_table tab = {
@@ -101,6 +109,9 @@ static int serve(struct optireduce_config *cfg, const struct or_addr *m,
 		.seed = htole64(cfg->seed),
 	};
 
+	if (!or_secret_given(secret) &&
+	    getrandom(secret, OR_SECRET_LEN, 0) != OR_SECRET_LEN)
+		return -errno;
 	lfd = or_listen(m, size);
 	if (lfd < 0) {
 		char s[OR_ADDR_MAX];
@@ -148,12 +159,14 @@ static int serve(struct optireduce_config *cfg, const struct or_addr *m,
 		fds[r] = fd;
 		got++;
 	}
+	memcpy(tab.secret, secret, OR_SECRET_LEN);
 	for (int r = 1; r < size && !rc; r++) {
 		rc = or_write_full(fds[r], &tab, sizeof(tab), deadline);
 		for (int i = 0; i < size && !rc; i++)
 			rc = or_write_full(fds[r], peers[i], OR_ADDR_MAX, deadline);
 	}
 out:
+	explicit_bzero(tab.secret, sizeof(tab.secret));
 	for (int i = 0; i < size; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -163,7 +176,7 @@ out:
 }
 
 static int join(struct optireduce_config *cfg, int fd, int64_t deadline,
-		char **peers, const char *mine)
+		char **peers, const char *mine, uint8_t *secret)
 {
 	struct rdzv_hello h = {
 		.magic = htole32(RDZV_MAGIC),
@@ -188,6 +201,8 @@ static int join(struct optireduce_config *cfg, int fd, int64_t deadline,
 	if (le32toh(tab.magic) != RDZV_MAGIC || (int)le32toh(tab.size) != cfg->size)
 		return -EPROTO;
 	cfg->seed = le64toh(tab.seed);
+	memcpy(secret, tab.secret, OR_SECRET_LEN);
+	explicit_bzero(tab.secret, sizeof(tab.secret));
 	for (int i = 0; i < cfg->size && !rc; i++) {
 		rc = or_read_full(fd, peers[i], OR_ADDR_MAX, deadline);
 		peers[i][OR_ADDR_MAX - 1] = 0;
@@ -196,7 +211,7 @@ static int join(struct optireduce_config *cfg, int fd, int64_t deadline,
 }
 
 int or_rendezvous(struct optireduce_config *cfg, const struct or_rdzv *rz,
-		  char ***peers_out, int *listen_fd)
+		  uint8_t *secret, char ***peers_out, int *listen_fd)
 {
 	int64_t deadline = or_deadline_after(rz->timeout_ms);
 	char mine[OR_ADDR_MAX];
@@ -215,7 +230,8 @@ int or_rendezvous(struct optireduce_config *cfg, const struct or_rdzv *rz,
 	if (cfg->rank == 0) {
 		/* Rank 0 is reached at the master address. */
 		lfd = mesh_listener(&m, cfg->size, mine, cfg->flags & OPTIREDUCE_CFG_QUIET);
-		rc = lfd < 0 ? lfd : serve(cfg, &m, deadline, peers, mine);
+		rc = lfd < 0 ? lfd : serve(cfg, &m, deadline, peers, mine,
+					   secret);
 	} else {
 		fd = or_connect_retry(&m, deadline);
 		if (fd < 0) {
@@ -229,7 +245,8 @@ int or_rendezvous(struct optireduce_config *cfg, const struct or_rdzv *rz,
 		getsockname(fd, (struct sockaddr *)&local.ss, &local.len);
 		lfd = mesh_listener(&local, cfg->size, mine,
 				   cfg->flags & OPTIREDUCE_CFG_QUIET);
-		rc = lfd < 0 ? lfd : join(cfg, fd, deadline, peers, mine);
+		rc = lfd < 0 ? lfd : join(cfg, fd, deadline, peers, mine,
+					  secret);
 		close(fd);
 	}
 out:

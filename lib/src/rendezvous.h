@@ -22,10 +22,12 @@ struct or_rdzv {
 	uint64_t seed;			/* rank 0's is adopted by all */
 };
 
-/* Fills cfg's peers (*peers_out, freed with or_peers_free()) and seed;
- * *listen_fd: this rank's bound mesh listener. */
+/* Fills cfg's peers (*peers_out, freed with or_peers_free()) and seed,
+ * and secret (OR_SECRET_LEN bytes): rank 0's, drawn at random unless it
+ * came in set, is adopted by all; *listen_fd: this rank's bound mesh
+ * listener. */
 int or_rendezvous(struct optireduce_config *cfg, const struct or_rdzv *rz,
-		  char ***peers_out, int *listen_fd);
+		  uint8_t *secret, char ***peers_out, int *listen_fd);
 void or_peers_free(char **peers, int size);
 
 #endif /* OR_RENDEZVOUS_H */

@@ -218,11 +218,21 @@ int or_tcp_create(const struct or_tcp_params *p, struct or_transport **out,
 
 /* transport_kernel*.c: the optireduce kernel socket, one io_uring per
  * communicator (plain sendmsg/recvmsg where io_uring is unavailable). */
+/*
+ * A communicator's secret (the kernel's OPTIREDUCE_SECRET_LEN): only its
+ * members know it, and with it the kernel tells the communicator from any
+ * other that uses the same id. Random per communicator: the rendezvous's
+ * rank 0 draws it and hands it to the others, or the launcher passes it
+ * in OPTIREDUCE_SECRET (hex). All zero: none (an open communicator).
+ */
+#define OR_SECRET_LEN	32
+
 struct or_kernel_params {
 	int rank;
 	int size;
 	const char *const *peers;	/* "host:port" per rank: IPv4 hosts */
 	uint64_t comm_hash;		/* identical on every rank */
+	const uint8_t *secret;		/* OR_SECRET_LEN bytes; NULL: none */
 	uint32_t mcast_group;		/* network order; 0: fan-out */
 	uint32_t mcast_ifindex;		/* 0: the interface of peers[rank] */
 	int quiet;

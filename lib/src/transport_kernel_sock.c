@@ -7,8 +7,9 @@
  *
  * Every rank derives the same communicator id from what all ranks share
  * (the configuration hash and the peer list), so nothing has to be
- * exchanged before the join; the TCP mesh that follows tells every rank
- * whether all the others joined too.
+ * exchanged before the join but the communicator's secret, which the
+ * rendezvous or the launcher handed out; the TCP mesh that follows tells
+ * every rank whether all the others joined too.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,6 +25,9 @@
 #include "net.h"
 #include "transport_kernel.h"
 #include "util.h"
+
+_Static_assert(OR_SECRET_LEN == OPTIREDUCE_SECRET_LEN,
+	       "the library's secret is the kernel's");
 
 static int read_param(const char *path, int *out)
 {
@@ -125,6 +129,8 @@ static int join(int fd, int sol, const struct or_kernel_params *p)
 	if (!j)
 		return -ENOMEM;
 	j->comm = comm_id(p);
+	if (p->secret)
+		memcpy(j->secret, p->secret, sizeof(j->secret));
 	j->rank = p->rank;
 	j->nranks = p->size;
 	for (int r = 0; r < p->size && !rc; r++) {
@@ -144,6 +150,7 @@ static int join(int fd, int sol, const struct or_kernel_params *p)
 	}
 	if (!rc && setsockopt(fd, sol, OPTIREDUCE_JOIN, j, len))
 		rc = -errno;
+	explicit_bzero(j->secret, sizeof(j->secret));
 	free(j);
 	return rc;
 }
