@@ -2,7 +2,9 @@
 /*
  * allreduce_bench: one rank of the allreduce benchmark (allreduce-bench).
  * Runs one contender over a list of buffer sizes, a number of iterations
- * each, on a float32 buffer, and prints one line per measured iteration.
+ * each, and prints one line per measured iteration. A size is that of the
+ * gradient in float32 (entries = bytes / 4); a contender named with -bf16
+ * or -fp16 reduces the same entries in bfloat16 or float16.
  *
  * Contenders
  *   optireduce          liboptireduce, transport "kernel" (the module's
@@ -12,6 +14,10 @@
  *   gloo-ring, gloo-ring-chunked, gloo-halving-doubling, gloo-bcube
  *                       Gloo (Debian's libgloo), TCP transport, FileStore
  *                       rendezvous
+ *   optireduce-bf16, tar-tcp-bf16, optireduce-fp16, tar-tcp-fp16,
+ *   gloo-ALGORITHM-fp16
+ *                       the same in 16 bits (Gloo has float16, not
+ *                       bfloat16)
  *
  * Output (stdout, line-buffered):
  *   iter CONTENDER RANK BYTES ITER DURATION_NS LOST EXPECTED PATH START_NS
@@ -28,6 +34,11 @@
  *     the library's contenders, after each size: its deadline margin and
  *     the late bytes it followed, the bound of the last call, lossy and
  *     fallback calls, safeguard trips (optireduce_comm_stats()).
+ *   wire CONTENDER RANK BYTES dtype=TYPE sent_bytes=N
+ *     after each size: the element type and the payload one call of this
+ *     rank sent its peers: the library's count (optireduce_result's
+ *     sent_bytes) for its contenders, 2 (size - 1) / size of the buffer
+ *     for Gloo's (each of its four algorithms sends that much).
  *   done CONTENDER RANK ok=1
  * Exit status: 0 when every call worked and every reliable result was
  * exact, 1 otherwise, 2 on a bad command line.
@@ -54,6 +65,7 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
+#include <gloo/types.h>
 
 #include <optireduce.h>
 
@@ -61,6 +73,8 @@ namespace {
 
 struct Opts {
 	std::string contender;
+	std::string base;			// contender less its dtype suffix
+	int dtype = OPTIREDUCE_FLOAT32;
 	int rank = -1, size = 0;
 	std::vector<size_t> sizes;		// bytes
 	// per size (one value: all); warmup: discarded calls
@@ -93,7 +107,8 @@ void usage()
 "                              [--ready-kb KB] [--direct-kb KB]\n"
 "         gloo-*:              --store DIR [--prefix STR]\n"
 "  NAME: optireduce tar-tcp gloo-ring gloo-ring-chunked\n"
-"        gloo-halving-doubling gloo-bcube\n"
+"        gloo-halving-doubling gloo-bcube, each with -fp16 (float16);\n"
+"        optireduce and tar-tcp also with -bf16 (bfloat16)\n"
 "  B: bytes, a multiple of 4, with an optional K or M suffix\n");
 	exit(2);
 }
@@ -235,12 +250,23 @@ void parse(int argc, char **argv, Opts &o)
 		if (v->size() != o.sizes.size())
 			usage();
 	}
+	o.base = o.contender;
+	for (auto sfx : { "-bf16", "-fp16" }) {
+		size_t n = strlen(sfx);
+
+		if (o.base.size() > n &&
+		    o.base.compare(o.base.size() - n, n, sfx) == 0) {
+			o.base.resize(o.base.size() - n);
+			o.dtype = sfx[1] == 'b' ? OPTIREDUCE_BFLOAT16 :
+						  OPTIREDUCE_FLOAT16;
+		}
+	}
 	if (optind != argc || o.contender.empty() || o.rank < 0 ||
 	    o.size < 1 || o.rank >= o.size || o.sizes.empty() ||
 	    (int)o.ips.size() != o.size)
 		usage();
 	bool gloo = o.contender.rfind("gloo-", 0) == 0;
-	if (gloo && o.store.empty())
+	if (gloo && (o.store.empty() || o.dtype == OPTIREDUCE_BFLOAT16))
 		usage();
 	if (!gloo && !o.port_base)
 		usage();
@@ -251,23 +277,70 @@ void parse(int argc, char **argv, Opts &o)
 /*
  * The buffer of an iteration: every rank contributes (rank + 1) * pattern,
  * pattern small integers, so every partial sum is exact in float32 and the
- * result is sum_r (r + 1) * pattern = size (size + 1) / 2 * pattern.
+ * result is sum_r (r + 1) * pattern = size (size + 1) / 2 * pattern. With
+ * 8 ranks at most that is below 256: exact in bfloat16 and float16 too.
  */
+uint16_t to_16(int dtype, float f)
+{
+	uint32_t u;
+
+	if (dtype == OPTIREDUCE_FLOAT16)
+		return gloo::cpu_float2half_rn(f).x;
+	memcpy(&u, &f, 4);
+	return (uint16_t)(u >> 16);	/* exact: 8 significant bits at most */
+}
+
+float from_16(int dtype, uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	if (dtype == OPTIREDUCE_FLOAT16) {
+		gloo::float16 g;
+
+		g.x = h;
+		return gloo::cpu_half2float(g);
+	}
+	memcpy(&f, &u, 4);
+	return f;
+}
+
 struct Data {
 	std::vector<float> pattern, buf;
+	std::vector<uint16_t> buf16;
 	size_t count = 0;
+	int dtype = OPTIREDUCE_FLOAT32;
 
-	void init(size_t n, int rank)
+	void init(size_t n, int rank, int type)
 	{
 		count = n;
+		dtype = type;
 		pattern.resize(n);
-		buf.resize(n);
+		if (dtype == OPTIREDUCE_FLOAT32)
+			buf.resize(n);
+		else
+			buf16.resize(n);
 		for (size_t i = 0; i < n; i++)
 			pattern[i] = (float)((rank + 1) * (int)(i % 7 + 1));
 	}
+	void *ptr()
+	{
+		return dtype == OPTIREDUCE_FLOAT32 ? (void *)buf.data() :
+						     (void *)buf16.data();
+	}
+	size_t elem() const { return dtype == OPTIREDUCE_FLOAT32 ? 4 : 2; }
 	void refill()
 	{
-		memcpy(buf.data(), pattern.data(), count * sizeof(float));
+		if (dtype == OPTIREDUCE_FLOAT32)
+			memcpy(buf.data(), pattern.data(), count * sizeof(float));
+		else
+			for (size_t i = 0; i < count; i++)
+				buf16[i] = to_16(dtype, pattern[i]);
+	}
+	float at(size_t i) const
+	{
+		return dtype == OPTIREDUCE_FLOAT32 ? buf[i] :
+						     from_16(dtype, buf16[i]);
 	}
 	// Entries that differ from the exact sum.
 	size_t bad(int rank, int size) const
@@ -276,10 +349,22 @@ struct Data {
 		size_t n = 0;
 
 		for (size_t i = 0; i < count; i++)
-			n += buf[i] != k * pattern[i];
+			n += at(i) != k * pattern[i];
 		return n;
 	}
 };
+
+const char *dtype_name(int dtype)
+{
+	return dtype == OPTIREDUCE_BFLOAT16 ? "bfloat16" :
+	       dtype == OPTIREDUCE_FLOAT16 ? "float16" : "float32";
+}
+
+void print_wire(const Opts &o, size_t bytes, uint64_t sent)
+{
+	printf("wire %s %d %zu dtype=%s sent_bytes=%llu\n", o.contender.c_str(),
+	       o.rank, bytes, dtype_name(o.dtype), (unsigned long long)sent);
+}
 
 void print_iter(const Opts &o, size_t bytes, int it, int64_t dur,
 		uint64_t lost, uint64_t expected, bool reliable, int64_t start)
@@ -300,7 +385,7 @@ void print_iter(const Opts &o, size_t bytes, int it, int64_t dur,
  */
 int run_optireduce(const Opts &o)
 {
-	bool kernel = o.contender == "optireduce";
+	bool kernel = o.base == "optireduce";
 	int failed = 0;
 
 	for (size_t si = 0; si < o.sizes.size(); si++) {
@@ -334,7 +419,7 @@ int run_optireduce(const Opts &o)
 		if (o.direct_kb >= 0)
 			cfg.direct_kb = (unsigned int)o.direct_kb;
 		cfg.flags |= OPTIREDUCE_CFG_QUIET;
-		d.init(count, o.rank);
+		d.init(count, o.rank, o.dtype);
 		int64_t t0 = now_ns();
 		rc = optireduce_comm_create(&cfg, &c);
 		if (rc) {
@@ -347,8 +432,7 @@ int run_optireduce(const Opts &o)
 		for (int it = 0; it < total; it++) {
 			d.refill();
 			int64_t start = now_ns();
-			rc = optireduce_allreduce(c, d.buf.data(), count,
-						  OPTIREDUCE_FLOAT32,
+			rc = optireduce_allreduce(c, d.ptr(), count, o.dtype,
 						  OPTIREDUCE_SUM, &res);
 			int64_t dur = now_ns() - start;
 			if (rc) {
@@ -388,6 +472,8 @@ int run_optireduce(const Opts &o)
 		optireduce_comm_destroy(c);
 		printf("size %s %d %zu setup_ms=%.1f bad=%zu\n", o.contender.c_str(),
 		       o.rank, bytes, setup / 1e6, bad);
+		if (!failed)
+			print_wire(o, bytes, res.sent_bytes);
 		fflush(stdout);
 		if (failed)
 			return 1;
@@ -402,25 +488,37 @@ int run_optireduce(const Opts &o)
 
 /* ---- Gloo ----------------------------------------------------------------- */
 
-std::unique_ptr<gloo::Algorithm> make_algorithm(
+template <typename T>
+std::unique_ptr<gloo::Algorithm> make_typed(
 	const std::string &name, const std::shared_ptr<gloo::Context> &ctx,
-	float *buf, int count)
+	T *buf, int count)
 {
-	std::vector<float *> ptrs{ buf };
+	std::vector<T *> ptrs{ buf };
 
 	if (name == "gloo-ring")
 		return std::unique_ptr<gloo::Algorithm>(
-			new gloo::AllreduceRing<float>(ctx, ptrs, count));
+			new gloo::AllreduceRing<T>(ctx, ptrs, count));
 	if (name == "gloo-ring-chunked")
 		return std::unique_ptr<gloo::Algorithm>(
-			new gloo::AllreduceRingChunked<float>(ctx, ptrs, count));
+			new gloo::AllreduceRingChunked<T>(ctx, ptrs, count));
 	if (name == "gloo-halving-doubling")
 		return std::unique_ptr<gloo::Algorithm>(
-			new gloo::AllreduceHalvingDoubling<float>(ctx, ptrs, count));
+			new gloo::AllreduceHalvingDoubling<T>(ctx, ptrs, count));
 	if (name == "gloo-bcube")
 		return std::unique_ptr<gloo::Algorithm>(
-			new gloo::AllreduceBcube<float>(ctx, ptrs, count));
+			new gloo::AllreduceBcube<T>(ctx, ptrs, count));
 	return nullptr;
+}
+
+/* float32, or float16 (gloo::float16: the same bits as buf16's). */
+std::unique_ptr<gloo::Algorithm> make_algorithm(
+	const Opts &o, const std::shared_ptr<gloo::Context> &ctx, Data &d)
+{
+	if (o.dtype == OPTIREDUCE_FLOAT16)
+		return make_typed(o.base, ctx,
+				  reinterpret_cast<gloo::float16 *>(d.buf16.data()),
+				  (int)d.count);
+	return make_typed(o.base, ctx, d.buf.data(), (int)d.count);
 }
 
 /*
@@ -466,8 +564,8 @@ void goodbye(gloo::Context &ctx, gloo::rendezvous::Store &store)
 
 int run_gloo(const Opts &o)
 {
-	if (o.contender != "gloo-ring" && o.contender != "gloo-ring-chunked" &&
-	    o.contender != "gloo-halving-doubling" && o.contender != "gloo-bcube")
+	if (o.base != "gloo-ring" && o.base != "gloo-ring-chunked" &&
+	    o.base != "gloo-halving-doubling" && o.base != "gloo-bcube")
 		usage();
 	gloo::transport::tcp::attr attr(o.ips[o.rank].c_str());
 	auto dev = gloo::transport::tcp::CreateDevice(attr);
@@ -489,10 +587,9 @@ int run_gloo(const Opts &o)
 			fprintf(stderr, "gloo: %zu bytes: count too large\n", bytes);
 			return 1;
 		}
-		d.init(count, o.rank);
+		d.init(count, o.rank, o.dtype);
 		t0 = now_ns();
-		auto alg = make_algorithm(o.contender, ctx, d.buf.data(),
-					  (int)count);
+		auto alg = make_algorithm(o, ctx, d);
 		int64_t setup = now_ns() - t0 + connect;
 		connect = 0;
 		for (int it = 0; it < o.warmup[si] + o.iters[si]; it++) {
@@ -508,6 +605,8 @@ int run_gloo(const Opts &o)
 		}
 		printf("size %s %d %zu setup_ms=%.1f bad=%zu\n", o.contender.c_str(),
 		       o.rank, bytes, setup / 1e6, bad);
+		print_wire(o, bytes, 2 * (uint64_t)(o.size - 1) * count *
+				     d.elem() / o.size);
 		fflush(stdout);
 		if (bad) {
 			fprintf(stderr, "%s rank %d: %zu bytes: %zu entries wrong\n",
@@ -537,7 +636,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	parse(argc, argv, o);
 	try {
-		if (o.contender == "optireduce" || o.contender == "tar-tcp")
+		if (o.base == "optireduce" || o.base == "tar-tcp")
 			rc = run_optireduce(o);
 		else if (o.contender.rfind("gloo-", 0) == 0)
 			rc = run_gloo(o);

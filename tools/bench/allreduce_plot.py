@@ -26,7 +26,7 @@ CSV_FIELDS = [
     "profile", "link_rtt_p50_ms", "link_rtt_p99_ms", "link_p99_p50",
     "link_probes_lost", "contender", "ranks", "bytes", "samples",
     "p50_ms", "p90_ms", "p99_ms", "max_ms", "mean_ms", "goodput_gbps",
-    "lost_fraction", "reliable_calls", "lossy_calls",
+    "lost_fraction", "reliable_calls", "lossy_calls", "dtype", "wire_bytes",
 ]
 BASELINE = "gloo-ring"
 LABEL = {
@@ -36,6 +36,9 @@ LABEL = {
     "gloo-ring-chunked": "Gloo ring_chunked",
     "gloo-halving-doubling": "Gloo halving_doubling",
     "gloo-bcube": "Gloo bcube",
+    "optireduce-bf16": "OptiReduce (kernel), bfloat16",
+    "tar-tcp-bf16": "TAR+TCP (liboptireduce), bfloat16",
+    "gloo-ring-fp16": "Gloo ring, float16",
 }
 
 
@@ -101,7 +104,7 @@ def read_samples(raw, meta):
     of every sample: only of sizes that every rank finished with a right
     result (its "size" line says bad=0). A contender that failed part
     way, or summed wrong, gives no figures for that size."""
-    groups, rows, done = {}, [], {}
+    groups, rows, done, wire = {}, [], {}, {}
     ranks = int(meta.get("ranks", 0))
     for fn in sorted(os.listdir(raw)):
         if not fn.endswith(".out"):
@@ -118,6 +121,11 @@ def read_samples(raw, meta):
                 if len(w) == 6 and w[0] == "size" and w[5] == "bad=0":
                     done.setdefault((profile, contender, int(w[3])),
                                     set()).add(int(w[2]))
+                if len(w) == 6 and w[0] == "wire":
+                    kv = dict(x.split("=", 1) for x in w[4:])
+                    wire.setdefault((profile, contender, int(w[3])),
+                                    []).append((kv["dtype"],
+                                                int(kv["sent_bytes"])))
                 if len(w) != 10 or w[0] != "iter":
                     continue
                 s = {
@@ -136,12 +144,15 @@ def read_samples(raw, meta):
         del groups[k]
     rows = [s for s in rows if (s["profile"], s["contender"], s["bytes"])
             in groups]
-    return groups, rows
+    return groups, rows, wire
 
 
-def summarize(groups, profiles, ranks):
+def summarize(groups, profiles, ranks, wire):
     table = []
     for (profile, contender, nbytes), ss in groups.items():
+        # What crossed: the type, and the payload of one call per rank
+        # (the mean over the ranks' "wire" lines).
+        w = wire.get((profile, contender, nbytes), [])
         t = sorted(s["ms"] for s in ss)
         lost = sum(s["lost"] for s in ss)
         expected = sum(s["expected"] for s in ss)
@@ -163,6 +174,9 @@ def summarize(groups, profiles, ranks):
             "lost_fraction": lf,
             "reliable_calls": sum(s["path"] == "reliable" for s in ss),
             "lossy_calls": sum(s["path"] == "lossy" for s in ss),
+            "dtype": w[0][0] if w else "float32",
+            "wire_bytes": (sum(b for _, b in w) / len(w) if w
+                           else float("nan")),
         })
     return table
 
@@ -196,7 +210,7 @@ def check_csv(path, want):
                 continue
             r = dict(zip(CSV_FIELDS, row))
             for k in CSV_FIELDS:
-                if k in ("profile", "contender"):
+                if k in ("profile", "contender", "dtype"):
                     continue
                 try:
                     v = float(r[k])
@@ -311,8 +325,8 @@ def print_summary(table, profiles_seen, profiles, contenders, sizes, meta):
                     print("   %-5s %-22s (no results)" % (size_label(b), c))
                     continue
                 lost = ("%.4f%%" % (100 * r["lost_fraction"])
-                        if c == "optireduce" else "-")
-                if c == "optireduce" and r["reliable_calls"]:
+                        if c.startswith("optireduce") else "-")
+                if c.startswith("optireduce") and r["reliable_calls"]:
                     lost += " (%d reliable)" % r["reliable_calls"]
                 print("   %-5s %-22s %5d %9.2f %9.2f %9.2f %9.2f %7.2f %8.3f %8s %8s %10s" % (
                     size_label(b), c, r["samples"], r["p50_ms"], r["p90_ms"],
@@ -321,6 +335,26 @@ def print_summary(table, profiles_seen, profiles, contenders, sizes, meta):
                     fmt(ratio(r["p50_ms"], base["p50_ms"]), "%.2f") if base else "-",
                     fmt(ratio(r["p99_ms"], base["p99_ms"]), "%.2f") if base else "-",
                     lost))
+
+    # 16-bit contenders against their float32 twins: bytes and time.
+    pairs = [(c, c.rsplit("-", 1)[0]) for c in contenders
+             if c.endswith(("-bf16", "-fp16"))]
+    if pairs:
+        print("== 16 bits on the wire: payload a rank sends per call, and "
+              "p50, against the same contender in float32")
+        for profile in profiles:
+            for b in sizes:
+                for c, twin in pairs:
+                    r, t = idx.get((profile, c, b)), idx.get((profile, twin, b))
+                    if not r or not t:
+                        continue
+                    print("   %-8s %-5s %-16s %s %9.1f KiB vs %9.1f KiB (x%.2f),"
+                          " p50 %8.2f ms vs %8.2f ms (x%.2f)" % (
+                              profile, size_label(b), c, r["dtype"],
+                              r["wire_bytes"] / 1024, t["wire_bytes"] / 1024,
+                              ratio(r["wire_bytes"], t["wire_bytes"]),
+                              r["p50_ms"], t["p50_ms"],
+                              ratio(r["p50_ms"], t["p50_ms"])))
 
     # The target figures, as numbers.
     print("== target ratios (numbers only; OptiReduce = kernel transport)")
@@ -387,8 +421,8 @@ def main(argv):
         sizes.append(int(s[:-1]) * m[s[-1]] if s[-1] in m else int(s))
     ranks = int(meta.get("ranks", 0))
     profiles_seen = read_profiles(raw)
-    groups, rows = read_samples(raw, meta)
-    table = summarize(groups, profiles_seen, ranks)
+    groups, rows, wire = read_samples(raw, meta)
+    table = summarize(groups, profiles_seen, ranks, wire)
     order = {c: k for k, c in enumerate(contenders)}
     porder = {p: k for k, p in enumerate(profiles)}
     table.sort(key=lambda r: (porder.get(r["profile"], 99),
