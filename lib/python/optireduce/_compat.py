@@ -31,7 +31,15 @@ def torch_major(version=None):
     return int(m.group(1))
 
 
-class Torch1:
+class _Common:
+    """What both versions spell alike."""
+
+    @staticmethod
+    def bucket_is_last(bucket):
+        return bucket.is_last()
+
+
+class Torch1(_Common):
     """PyTorch 1.x."""
 
     major = 1
@@ -41,10 +49,6 @@ class Torch1:
         if hasattr(bucket, "buffer"):
             return bucket.buffer()
         return bucket.get_tensor()
-
-    @staticmethod
-    def bucket_is_last(bucket):
-        return bucket.is_last()
 
     @staticmethod
     def global_rank(group, group_rank):
@@ -64,7 +68,7 @@ class Torch1:
         return torch.futures.Future()
 
 
-class Torch2:
+class Torch2(_Common):
     """PyTorch 2.x."""
 
     major = 2
@@ -72,10 +76,6 @@ class Torch2:
     @staticmethod
     def bucket_tensor(bucket):
         return bucket.buffer()
-
-    @staticmethod
-    def bucket_is_last(bucket):
-        return bucket.is_last()
 
     @staticmethod
     def global_rank(group, group_rank):
