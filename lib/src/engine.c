@@ -334,7 +334,7 @@ static void finish(optireduce_comm *c)
 				continue;
 			if (a->wsz != sizeof(float)) {
 				or_wire_widen(p2_ptr(a, j), shard_len(a, j),
-					      a->wdtype);
+					      a->wdtype, miss, a->p2_nmiss[j]);
 				or_wire_ranges(miss, a->p2_nmiss[j], a->wsz);
 			}
 			if (a->p2_nmiss[j])
@@ -431,10 +431,12 @@ static void reduce(optireduce_comm *c)
 		if (s == c->rank)
 			continue;
 		if (a->wsz != sizeof(float)) {
+			struct or_range *miss = a->p1_miss +
+						(size_t)s * OR_MAX_MISSING;
+
 			or_wire_widen(a->c->p1 + (size_t)s * a->len, a->len,
-				      a->wdtype);
-			or_wire_ranges(a->p1_miss + (size_t)s * OR_MAX_MISSING,
-				       a->p1_nmiss[s], a->wsz);
+				      a->wdtype, miss, a->p1_nmiss[s]);
+			or_wire_ranges(miss, a->p1_nmiss[s], a->wsz);
 		}
 		c->contrib[nc++] = (struct or_contrib){
 			.data = a->c->p1 + (size_t)s * a->len,

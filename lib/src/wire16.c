@@ -19,9 +19,11 @@ void or_wire_narrow(uint16_t *dst, float *src, size_t n, int wdtype,
 	or_dtype_load(src, dst, n, wdtype);
 }
 
-void or_wire_widen(void *buf, size_t n, int wdtype)
+void or_wire_widen(void *buf, size_t n, int wdtype,
+		   const struct or_range *missing, uint32_t nr_missing)
 {
 	char *p = buf;
+	uint32_t k = nr_missing;	/* ranges not yet passed, from the end */
 
 	/*
 	 * Backwards: float i covers 16-bit entries 2i and 2i + 1, which for
@@ -30,11 +32,15 @@ void or_wire_widen(void *buf, size_t n, int wdtype)
 	 */
 	for (size_t i = n; i-- > 0;) {
 		uint16_t h;
-		float f;
+		float f = 0.0f;
 
-		memcpy(&h, p + 2 * i, 2);
-		f = wdtype == OPTIREDUCE_BFLOAT16 ? or_bf16_to_f32(h) :
-						    or_f16_to_f32(h);
+		while (k && missing[k - 1].start >= 2 * i + 2)
+			k--;
+		if (!k || missing[k - 1].end <= 2 * i) {
+			memcpy(&h, p + 2 * i, 2);
+			f = wdtype == OPTIREDUCE_BFLOAT16 ? or_bf16_to_f32(h) :
+							    or_f16_to_f32(h);
+		}
 		memcpy(p + 4 * i, &f, 4);
 	}
 }

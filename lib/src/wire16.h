@@ -57,8 +57,13 @@ int or_wire_dtype(int dtype, int hadamard);
 void or_wire_narrow(uint16_t *dst, float *src, size_t n, int wdtype,
 		    float div);
 
-/* buf holds n wdtype entries at its start; afterwards n float32 ones. */
-void or_wire_widen(void *buf, size_t n, int wdtype);
+/*
+ * buf holds n wdtype entries at its start; afterwards n float32 ones. An
+ * entry inside a missing byte range (ascending, as a receive reports
+ * them) was never written: it is not read, and becomes 0.
+ */
+void or_wire_widen(void *buf, size_t n, int wdtype,
+		   const struct or_range *missing, uint32_t nr_missing);
 
 /* Missing byte ranges of a message of esize-byte entries become the byte
  * ranges of the same entries (a partly missing one whole) in float32. */
