@@ -188,7 +188,6 @@ def errors_propagate(t):
     # Bucket 1's start fails: it fails with that error, and so does bucket
     # 2 (its call would no longer match the peers'); bucket 0 completes.
     log, dev, lib, st = setup(fail_start={"s0b1"})
-    done = []
     futs = submit(st, dev, 0, buckets(0))
     outcome = []
     for name, f in futs:
