@@ -121,6 +121,12 @@ for r in reps:
         ok = r["rank_spread"] == 0
     elif what == "reference":
         ok = r["ref_diff"] <= tol * max(1.0, r["ref_norm"])
+    elif what == "staged":
+        s = r.get("staged", {})
+        ok = (s.get("path") == "kernel" and s["lossy_calls"] > 0 and
+              s["rank_spread"] == 0 and
+              s["ref_diff"] <= tol * max(1.0, r["ref_norm"]))
+        print("# rank %d staged: %s" % (r["rank"], s))
     elif what == "guard":
         g = r.get("loss", {})
         ok = (bool(g.get("resync_steps")) and
@@ -162,6 +168,11 @@ if [ $st -eq 0 ] && check reference; then
 	ktap_ok "DDP hook: parameters == default allreduce within $TOL"
 else
 	ktap_fail "DDP hook: parameters == default allreduce within $TOL"
+fi
+if [ $st -eq 0 ] && check staged; then
+	ktap_ok "DDP hook: staging path (host buffers), kernel path, same result"
+else
+	ktap_fail "DDP hook: staging path (host buffers), kernel path, same result"
 fi
 if [ $st -eq 0 ] && check guard; then
 	ktap_ok "DDP hook: drift guard on loss, same steps on both ranks"

@@ -5,7 +5,9 @@ Environment: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (torchrun's), and
 any OPTIREDUCE_* setting. Trains STEPS steps with DDP's default allreduce
 (gloo) and again from the same start with the optireduce hook, then prints
 one JSON line: the largest difference to the reference, the largest
-difference between ranks, and the hook's report.
+difference between ranks, and the hook's report; then again through the
+staging path CUDA buckets take, with CPU buckets (stage_cpu), under
+"staged".
 
 TRAIN_LOSS=PCT (root, in a network namespace whose eth0 carries the
 optireduce socket): then drops PCT of the module's UDP datagrams leaving
@@ -38,10 +40,10 @@ def model():
                                torch.nn.Linear(64, 3))
 
 
-def train(rank, hook, steps=STEPS, resync_lost=0):
+def train(rank, hook, steps=STEPS, resync_lost=0, stage=False):
     ddp = DDP(model())
-    state = ortorch.register(ddp, resync_every=0,
-                             resync_lost=resync_lost) if hook else None
+    state = ortorch.register(ddp, resync_every=0, resync_lost=resync_lost,
+                             stage_cpu=stage) if hook else None
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
     for s in range(steps):
         g = torch.Generator().manual_seed(100 * rank + s)
@@ -109,6 +111,17 @@ def main():
            "import_seconds": round(t_import, 2),
            "seconds": round(time.time() - t0, 2)}
     state.close()
+    # The staging path CUDA buckets take (host buffers, the stager's
+    # thread), driven with CPU buckets over the kernel path.
+    sgot, sstate = train(rank, True, stage=True)
+    dist.all_gather(allp, sgot)
+    srep = sstate.report()
+    out["staged"] = {
+        "ref_diff": (sgot - ref).abs().max().item(),
+        "rank_spread": max((p - allp[0]).abs().max().item() for p in allp),
+        "path": srep["path"], "lossy_calls": srep["totals"]["lossy_calls"],
+        "buckets": srep["totals"]["buckets"]}
+    sstate.close()
     if os.environ.get("TRAIN_LOSS"):
         out["loss"] = lossy_guard(os.environ["TRAIN_LOSS"])
         out["seconds"] = round(time.time() - t0, 2)
