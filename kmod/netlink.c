@@ -2,7 +2,10 @@
 /*
  * The generic netlink family: what the optireduce tool reads and sets.
  * Commands and attributes are listed in uapi/linux/optireduce.h. Every
- * command sees only its own network namespace. Changing a module-wide
+ * command sees only its own network namespace. A socket's communicator,
+ * rounds and counters, and the communicators it stands for, are shown to
+ * its owner and to readers with CAP_NET_ADMIN; others see its inode and
+ * owner. Round events need CAP_NET_ADMIN. Changing a module-wide
  * tunable needs CAP_NET_ADMIN in the initial user namespace; resetting a
  * namespace's counters, CAP_NET_ADMIN over that namespace. Events go to
  * the "events" multicast group of the namespace where the round ended.
@@ -56,7 +59,7 @@ cancel:
  * and inet_diag do).
  */
 static int optr_nl_put_sock(struct sk_buff *skb, struct optr_sock *osk,
-			    struct user_namespace *user_ns)
+			    struct user_namespace *user_ns, bool details)
 {
 	struct optr_comm *comm = optr_sock_comm(osk);
 	struct optireduce_estimate est = {};
@@ -72,8 +75,11 @@ static int optr_nl_put_sock(struct sk_buff *skb, struct optr_sock *osk,
 	if (nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_INODE,
 			      sock_i_ino(&osk->sk), OPTIREDUCE_A_PAD) ||
 	    nla_put_u32(skb, OPTIREDUCE_A_SOCK_UID,
-			from_kuid_munged(user_ns, optr_sock_uid(osk))) ||
-	    nla_put_u32(skb, OPTIREDUCE_A_SOCK_PACE_MBPS, pace) ||
+			from_kuid_munged(user_ns, optr_sock_uid(osk))))
+		return -EMSGSIZE;
+	if (!details)
+		return 0;
+	if (nla_put_u32(skb, OPTIREDUCE_A_SOCK_PACE_MBPS, pace) ||
 	    nla_put_u32(skb, OPTIREDUCE_A_SOCK_ROUNDS, READ_ONCE(osk->nrounds)) ||
 	    nla_put_u32(skb, OPTIREDUCE_A_SOCK_COMPLETIONS,
 			READ_ONCE(osk->ncompl)))
@@ -104,7 +110,8 @@ static int optr_nl_put_sock(struct sk_buff *skb, struct optr_sock *osk,
  */
 static int optr_nl_dump_socks(struct sk_buff *skb, struct netlink_callback *cb,
 			      u8 cmd,
-			      bool (*want)(struct optr_net *, struct optr_sock *),
+			      bool (*want)(struct netlink_callback *,
+					   struct optr_net *, struct optr_sock *),
 			      int (*fill)(struct sk_buff *, struct netlink_callback *,
 					  struct optr_net *, struct optr_sock *))
 {
@@ -117,7 +124,7 @@ static int optr_nl_dump_socks(struct sk_buff *skb, struct netlink_callback *cb,
 	list_for_each_entry(osk, &on->socks, net_node) {
 		void *hdr;
 
-		if (!want(on, osk) || idx++ < start)
+		if (!want(cb, on, osk) || idx++ < start)
 			continue;
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
 				  cb->nlh->nlmsg_seq, &optr_nl_family,
@@ -140,7 +147,17 @@ static int optr_nl_dump_socks(struct sk_buff *skb, struct netlink_callback *cb,
 	return skb->len;
 }
 
-static bool optr_nl_any_sock(struct optr_net *on, struct optr_sock *osk)
+/* See optr_sock_details_visible(); a dump runs in the reader's process. */
+static bool optr_nl_details(struct netlink_callback *cb,
+			    struct optr_sock *osk)
+{
+	return optr_sock_details_visible(osk, current_euid(),
+					 netlink_net_capable(cb->skb,
+							     CAP_NET_ADMIN));
+}
+
+static bool optr_nl_any_sock(struct netlink_callback *cb, struct optr_net *on,
+			     struct optr_sock *osk)
 {
 	return true;
 }
@@ -148,7 +165,8 @@ static bool optr_nl_any_sock(struct optr_net *on, struct optr_sock *osk)
 static int optr_nl_fill_sock(struct sk_buff *skb, struct netlink_callback *cb,
 			     struct optr_net *on, struct optr_sock *osk)
 {
-	return optr_nl_put_sock(skb, osk, sk_user_ns(NETLINK_CB(cb->skb).sk));
+	return optr_nl_put_sock(skb, osk, sk_user_ns(NETLINK_CB(cb->skb).sk),
+				optr_nl_details(cb, osk));
 }
 
 static int optr_nl_sock_dump(struct sk_buff *skb, struct netlink_callback *cb)
@@ -157,13 +175,17 @@ static int optr_nl_sock_dump(struct sk_buff *skb, struct netlink_callback *cb)
 				  optr_nl_any_sock, optr_nl_fill_sock);
 }
 
-/* The first joined socket of each communicator stands for it. */
-static bool optr_nl_first_of_comm(struct optr_net *on, struct optr_sock *osk)
+/*
+ * The first joined socket of each communicator stands for it; its members
+ * all have one owner (comm.c), so it says whose the communicator is.
+ */
+static bool optr_nl_first_of_comm(struct netlink_callback *cb,
+				  struct optr_net *on, struct optr_sock *osk)
 {
 	struct optr_sock *o;
 
 	lockdep_assert_held(&on->lock);
-	if (!osk->comm)
+	if (!osk->comm || !optr_nl_details(cb, osk))
 		return false;
 	list_for_each_entry(o, &on->socks, net_node) {
 		if (o == osk)
@@ -423,8 +445,10 @@ static const struct genl_ops optr_nl_ops[] = {
 	},
 };
 
+/* Events name every user's communicators: an administrator's to read. */
 static const struct genl_multicast_group optr_nl_mcgrps[] = {
-	{ .name = OPTIREDUCE_GENL_MCGRP_EVENTS },
+	{ .name = OPTIREDUCE_GENL_MCGRP_EVENTS,
+	  .flags = GENL_MCAST_CAP_NET_ADMIN },
 };
 
 static struct genl_family optr_nl_family __ro_after_init = {

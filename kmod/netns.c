@@ -44,11 +44,17 @@ void optr_net_del_sock(struct optr_net *on, struct optr_sock *osk)
 /*
  * "sockets N", "members N", the namespace's counters as "net NAME VALUE",
  * then one "sock" line per socket: inode, owner, and if joined its
- * communicator, rank, size, open rounds and queued completions.
+ * communicator, rank, size, open rounds and queued completions (those
+ * only for the reader's own sockets, or every socket for a reader with
+ * CAP_NET_ADMIN).
  */
 static int optr_proc_show(struct seq_file *seq, void *v)
 {
-	struct optr_net *on = optr_net(seq_file_single_net(seq));
+	struct net *net = seq_file_single_net(seq);
+	struct optr_net *on = optr_net(net);
+	/* The opener's credentials, as for any /proc/net file. */
+	bool admin = file_ns_capable(seq->file, net->user_ns, CAP_NET_ADMIN);
+	kuid_t reader = seq->file->f_cred->euid;
 	struct optireduce_stats st;
 	struct optr_sock *osk;
 
@@ -62,7 +68,7 @@ static int optr_proc_show(struct seq_file *seq, void *v)
 		seq_printf(seq, "sock ino %llu uid %u", (u64)sock_i_ino(&osk->sk),
 			   from_kuid_munged(seq_user_ns(seq),
 					    optr_sock_uid(osk)));
-		if (comm)
+		if (comm && optr_sock_details_visible(osk, reader, admin))
 			seq_printf(seq, " comm %u rank %u nranks %u rounds %u completions %u",
 				   comm->id, comm->rank, comm->nranks,
 				   READ_ONCE(osk->nrounds),

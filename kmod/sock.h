@@ -99,6 +99,18 @@ static inline kuid_t optr_sock_uid(const struct optr_sock *osk)
 }
 
 /*
+ * Whether a reader that is @reader, with CAP_NET_ADMIN over the namespace
+ * or not (@admin), sees the socket's communicator, rounds and counters:
+ * its owner and an administrator do; anyone else sees that it exists and
+ * whose it is, as for a TCP socket, and no more.
+ */
+static inline bool optr_sock_details_visible(const struct optr_sock *osk,
+					     kuid_t reader, bool admin)
+{
+	return admin || uid_eq(reader, optr_sock_uid(osk));
+}
+
+/*
  * The socket's communicator, NULL until joined. JOIN publishes it with a
  * release store once it and the namespace's UDP socket are set up
  * (optr_member_add()); the socket's own calls, which may run on other

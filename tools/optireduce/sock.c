@@ -67,7 +67,8 @@ static int sock_cb(const struct nlmsghdr *nlh, void *data)
 				   attr_u32(tb[OPTIREDUCE_A_COMM_NRANKS]));
 		if (tb[OPTIREDUCE_A_COMM_GROUP])
 			print_group(tb[OPTIREDUCE_A_COMM_GROUP]);
-	} else {
+	} else if (tb[OPTIREDUCE_A_SOCK_ROUNDS]) {
+		/* Without details (another user's socket) nothing is known. */
 		print_text(" unjoined");
 	}
 	if (tb[OPTIREDUCE_A_SOCK_ROUNDS])

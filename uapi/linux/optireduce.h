@@ -317,7 +317,11 @@ struct optireduce_estimate {
 
 /*
  * Generic netlink family OPTIREDUCE_GENL_NAME, version OPTIREDUCE_GENL_VERSION,
- * per network namespace. Reads are open to everyone; commands marked (admin)
+ * per network namespace. Reads are open to everyone, but a socket's
+ * communicator, rounds, counters and estimate (SOCK_GET) and the
+ * communicators it stands for (COMM_GET) only to its owner and to readers
+ * with CAP_NET_ADMIN over the namespace: others get SOCK_INODE and
+ * SOCK_UID alone, as /proc/net/optireduce shows them. Commands marked (admin)
  * need CAP_NET_ADMIN (PARAM_SET: in the initial user namespace, since it
  * changes the whole module; STATS_RESET: over the network namespace).
  *
@@ -339,7 +343,8 @@ struct optireduce_estimate {
  *   OPTIREDUCE_CMD_PARAM_SET   do (admin): PARAM_NAME, PARAM_VALUE; the same
  *       validation as the sysfs parameter (EINVAL, value unchanged)
  *
- * Multicast group OPTIREDUCE_GENL_MCGRP_EVENTS, per namespace:
+ * Multicast group OPTIREDUCE_GENL_MCGRP_EVENTS, per namespace; joining it
+ * needs CAP_NET_ADMIN (events name every user's communicators):
  *   OPTIREDUCE_CMD_EVENT_ROUND_EXPIRED  a round reached its deadline with
  *       bytes missing: COMM_ID, COMM_RANK, EVENT_ROUND u32, EVENT_LOST u64
  *       (bytes), EVENT_EXPECTED u64 (bytes posted)
