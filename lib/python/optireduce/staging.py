@@ -87,23 +87,26 @@ class CpuDevice(Device):
 
 class CudaDevice(Device):
     """One CUDA device: pinned host buffers, two streams of the hook's own
-    (one each way, so a copy back and the next copy in overlap)."""
+    (one each way, so a copy back and the next copy in overlap). cuda is
+    the module it calls (torch.cuda; the tests give a recording stand-in,
+    having no GPU)."""
 
-    def __init__(self, device):
+    def __init__(self, device, cuda=None):
+        self.cuda = cuda or torch.cuda
         self.device = torch.device(device)
-        self.stream_in = torch.cuda.Stream(device=self.device)
-        self.stream_out = torch.cuda.Stream(device=self.device)
+        self.stream_in = self.cuda.Stream(device=self.device)
+        self.stream_out = self.cuda.Stream(device=self.device)
 
     def host_buffer(self, numel, dtype):
         return torch.empty(numel, dtype=dtype, pin_memory=True)
 
     def current_stream(self, tensor):
-        return torch.cuda.current_stream(tensor.device)
+        return self.cuda.current_stream(tensor.device)
 
     def copy_in(self, host, tensor, after):
         s = self.stream_in
         s.wait_stream(after)
-        with torch.cuda.stream(s):
+        with self.cuda.stream(s):
             host.copy_(tensor, non_blocking=True)
             # The caching allocator must not hand the bucket's memory to
             # DDP's stream while this stream still reads it.
@@ -112,14 +115,13 @@ class CudaDevice(Device):
 
     def copy_out(self, tensor, host):
         s = self.stream_out
-        with torch.cuda.stream(s):
+        with self.cuda.stream(s):
             tensor.copy_(host, non_blocking=True)
             tensor.record_stream(s)
             return self._record(s)
 
-    @staticmethod
-    def _record(stream):
-        ev = torch.cuda.Event()
+    def _record(self, stream):
+        ev = self.cuda.Event()
         ev.record(stream)
         return ev
 
@@ -129,7 +131,7 @@ class CudaDevice(Device):
     def complete(self, fut, tensor):
         # A CUDA Future records an event on the current stream at
         # set_result; whoever waits on it waits for our copy back.
-        with torch.cuda.stream(self.stream_out):
+        with self.cuda.stream(self.stream_out):
             fut.set_result(tensor)
 
 

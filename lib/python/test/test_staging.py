@@ -2,8 +2,11 @@
 """Host tests of the staging path GPU buckets take (optireduce/staging.py),
 driven with CPU tensors through CpuDevice: the same Stager, pool and
 ordering code as on a GPU, with a stand-in for the library that doubles
-each buffer on a thread of its own."""
+each buffer on a thread of its own. CudaDevice itself runs against a
+recording stand-in for torch.cuda: which stream each copy, wait, event
+and completion is on."""
 
+import contextlib
 import queue
 import threading
 
@@ -224,6 +227,175 @@ def errors_propagate(t):
     st.close()
 
 
+class FakeCuda:
+    """What CudaDevice calls of torch.cuda, logged: streams, events, the
+    current stream (per thread, as CUDA's)."""
+
+    def __init__(self, log):
+        self.log = log
+        self.local = threading.local()
+        self.ddp = self.Stream(name="ddp")
+
+    def Stream(self, device=None, name=None):
+        cuda = self
+
+        class S:
+            def __init__(self):
+                self.name = name or "hook%d" % len(cuda.log.ops)
+                cuda.log.add("stream", self.name)
+
+            def wait_stream(self, other):
+                cuda.log.add("wait", self.name, other.name)
+        return S()
+
+    def Event(self):
+        cuda = self
+
+        class E:
+            def record(self, stream):
+                self.stream = stream
+                cuda.log.add("record", stream.name)
+
+            def synchronize(self):
+                cuda.log.add("sync", self.stream.name)
+        return E()
+
+    def current_stream(self, device):
+        return getattr(self.local, "cur", None) or self.ddp
+
+    @contextlib.contextmanager
+    def stream(self, s):
+        prev = getattr(self.local, "cur", None)
+        self.local.cur = s
+        try:
+            yield
+        finally:
+            self.local.cur = prev
+
+
+class GpuTensor:
+    """A CPU tensor that says on which stream it is copied and recorded."""
+
+    def __init__(self, t, cuda, name):
+        self.t, self.cuda, self.name = t, cuda, name
+        self.device = torch.device("cuda", 0)
+        self.dtype = t.dtype
+
+    def numel(self):
+        return self.t.numel()
+
+    def reshape(self, *shape):
+        return GpuTensor(self.t.reshape(*shape), self.cuda, self.name)
+
+    view = reshape
+
+    def data_ptr(self):
+        return self.t.data_ptr()
+
+    def copy_(self, src, non_blocking=False):
+        self.cuda.log.add("h2d", self.name,
+                          self.cuda.current_stream(None).name, non_blocking)
+        self.t.copy_(src.t)
+        return self
+
+    def record_stream(self, s):
+        self.cuda.log.add("record_stream", self.name, s.name)
+
+
+class RecordingCudaDevice(staging.CudaDevice):
+    """CudaDevice on the stand-in; host memory not pinned (no GPU), the
+    Future a plain one (a CUDA-aware one needs the device)."""
+
+    def host_buffer(self, numel, dtype):
+        return HostTensor(torch.empty(numel, dtype=dtype), self.cuda)
+
+    def future(self, tensor):
+        return StreamFuture(self.cuda)
+
+
+class StreamFuture:
+    """A Future that logs on which stream its result was set: where a
+    CUDA-aware one records the event its waiters wait for."""
+
+    def __init__(self, cuda):
+        self.cuda = cuda
+        self.f = torch.futures.Future()
+
+    def set_result(self, v):
+        self.cuda.log.add("complete", v.name,
+                          self.cuda.current_stream(None).name)
+        self.f.set_result(v)
+
+    def set_exception(self, e):
+        self.f.set_exception(e)
+
+    def wait(self):
+        return self.f.wait()
+
+
+class HostTensor:
+    """Pinned-buffer stand-in: logs the device-to-host copy's stream."""
+
+    def __init__(self, t, cuda):
+        self.t, self.cuda = t, cuda
+        self.dtype = t.dtype
+
+    def numel(self):
+        return self.t.numel()
+
+    def __getitem__(self, k):
+        return HostTensor(self.t[k], self.cuda)
+
+    def copy_(self, src, non_blocking=False):
+        self.cuda.log.add("d2h", src.name,
+                          self.cuda.current_stream(None).name, non_blocking)
+        self.t.copy_(src.t)
+        return self
+
+    def mul_(self, k):
+        self.t.mul_(k)
+
+
+def cuda_device(t):
+    log = Log()
+    cuda = FakeCuda(log)
+    dev = RecordingCudaDevice("cuda:0", cuda=cuda)
+    started = []
+
+    def start(host, last, t0, item):        # the library: doubles, done
+        started.append(item.tensor.name)
+        log.add("start", item.tensor.name)
+        host.mul_(2)
+        threading.Thread(target=item.done).start()
+
+    st = staging.Stager(dev, start)
+    xs = [GpuTensor(torch.arange(5.0) + k, cuda, "b%d" % k) for k in range(2)]
+    futs = [st.submit(x, k == 1) for k, x in enumerate(xs)]
+    vals = [f.wait() for f in futs]
+    st.close()
+    ops = log.ops
+    sin, sout = dev.stream_in.name, dev.stream_out.name
+    good = all(torch.equal(v.t, (torch.arange(5.0) + k) * 2)
+               for k, v in enumerate(vals))
+    t.check(good, "staging on CUDA (stand-in): results copied back into "
+            "the buckets")
+    for name in ("b0", "b1"):
+        i_wait = ops.index(("wait", sin, "ddp"))
+        i_d2h = ops.index(("d2h", name, sin, True))
+        i_start = ops.index(("start", name))
+        i_h2d = ops.index(("h2d", name, sout, True))
+        i_done = ops.index(("complete", name, sout))
+        ok = (i_wait < i_d2h < i_start < i_h2d < i_done and
+              ("record_stream", name, sin) in ops and
+              ("record_stream", name, sout) in ops and
+              ("sync", sin) in ops[i_d2h:i_start] and
+              ("sync", sout) in ops[i_h2d:i_done])
+        t.check(ok, "staging on CUDA (stand-in), %s: copy in on the hook's "
+                "stream after DDP's, allreduce after that copy, copy back "
+                "on the other hook stream, waited for, completed from it"
+                % name, ops)
+
+
 def pool_best_fit(t):
     pool = staging.HostPool(staging.CpuDevice())
     a, va = pool.acquire(100, torch.float32)
@@ -245,6 +417,7 @@ def main():
     copies_overlap(t)
     errors_propagate(t)
     pool_best_fit(t)
+    cuda_device(t)
     t.finish()
 
 
