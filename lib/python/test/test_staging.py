@@ -273,30 +273,39 @@ class FakeCuda:
             self.local.cur = prev
 
 
-class GpuTensor:
-    """A CPU tensor that says on which stream it is copied and recorded."""
+class Logged:
+    """A CPU tensor standing in for a bucket on the GPU (name: the
+    bucket's) or for a pinned host buffer (name None), which logs each
+    copy into it: which bucket, which way, on which stream."""
 
-    def __init__(self, t, cuda, name):
+    def __init__(self, t, cuda, name=None):
         self.t, self.cuda, self.name = t, cuda, name
-        self.device = torch.device("cuda", 0)
+        self.device = torch.device("cuda", 0) if name else t.device
         self.dtype = t.dtype
 
     def numel(self):
         return self.t.numel()
 
     def reshape(self, *shape):
-        return GpuTensor(self.t.reshape(*shape), self.cuda, self.name)
+        return Logged(self.t.reshape(*shape), self.cuda, self.name)
 
     view = reshape
+
+    def __getitem__(self, k):
+        return Logged(self.t[k], self.cuda, self.name)
 
     def data_ptr(self):
         return self.t.data_ptr()
 
     def copy_(self, src, non_blocking=False):
-        self.cuda.log.add("h2d", self.name,
-                          self.cuda.current_stream(None).name, non_blocking)
+        way, bucket = ("h2d", self.name) if self.name else ("d2h", src.name)
+        self.cuda.log.add(way, bucket, self.cuda.current_stream(None).name,
+                          non_blocking)
         self.t.copy_(src.t)
         return self
+
+    def mul_(self, k):
+        self.t.mul_(k)
 
     def record_stream(self, s):
         self.cuda.log.add("record_stream", self.name, s.name)
@@ -307,7 +316,7 @@ class RecordingCudaDevice(staging.CudaDevice):
     Future a plain one (a CUDA-aware one needs the device)."""
 
     def host_buffer(self, numel, dtype):
-        return HostTensor(torch.empty(numel, dtype=dtype), self.cuda)
+        return Logged(torch.empty(numel, dtype=dtype), self.cuda)
 
     def future(self, tensor):
         return StreamFuture(self.cuda)
@@ -333,29 +342,6 @@ class StreamFuture:
         return self.f.wait()
 
 
-class HostTensor:
-    """Pinned-buffer stand-in: logs the device-to-host copy's stream."""
-
-    def __init__(self, t, cuda):
-        self.t, self.cuda = t, cuda
-        self.dtype = t.dtype
-
-    def numel(self):
-        return self.t.numel()
-
-    def __getitem__(self, k):
-        return HostTensor(self.t[k], self.cuda)
-
-    def copy_(self, src, non_blocking=False):
-        self.cuda.log.add("d2h", src.name,
-                          self.cuda.current_stream(None).name, non_blocking)
-        self.t.copy_(src.t)
-        return self
-
-    def mul_(self, k):
-        self.t.mul_(k)
-
-
 def cuda_device(t):
     log = Log()
     cuda = FakeCuda(log)
@@ -369,7 +355,7 @@ def cuda_device(t):
         threading.Thread(target=item.done).start()
 
     st = staging.Stager(dev, start)
-    xs = [GpuTensor(torch.arange(5.0) + k, cuda, "b%d" % k) for k in range(2)]
+    xs = [Logged(torch.arange(5.0) + k, cuda, "b%d" % k) for k in range(2)]
     futs = [st.submit(x, k == 1) for k, x in enumerate(xs)]
     vals = [f.wait() for f in futs]
     st.close()
