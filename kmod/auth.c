@@ -24,6 +24,21 @@
 /* Separates this use of the secret from any other ("wire"). */
 #define OPTR_AUTH_WIRE_DOMAIN	0x77697265ULL
 
+/*
+ * Whether two secrets are equal, in time independent of where they
+ * differ. Written out rather than crypto_memneq(): that lives in a module
+ * on some kernels, and plain insmod must keep working.
+ */
+bool optr_auth_same_secret(const u8 *a, const u8 *b)
+{
+	u8 diff = 0;
+	int i;
+
+	for (i = 0; i < OPTIREDUCE_SECRET_LEN; i++)
+		diff |= a[i] ^ b[i];
+	return !diff;
+}
+
 u32 optr_auth_wire_id(u32 id, const u8 *secret)
 {
 	siphash_key_t key;

@@ -5,5 +5,6 @@
 #include <linux/types.h>
 
 u32 optr_auth_wire_id(u32 id, const u8 *secret);
+bool optr_auth_same_secret(const u8 *a, const u8 *b);
 
 #endif /* _OPTR_AUTH_H */

@@ -11,7 +11,6 @@
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <crypto/algapi.h>
 #include <net/sock.h>
 #include <uapi/linux/optireduce.h>
 
@@ -201,8 +200,7 @@ static int optr_member_add(struct optr_net *on, struct optr_sock *osk,
 		if (o->comm->id == comm->id &&
 		    (o->comm->rank == comm->rank ||
 		     !uid_eq(optr_sock_uid(o), optr_sock_uid(osk)) ||
-		     crypto_memneq(o->comm->secret, comm->secret,
-				   sizeof(comm->secret)))) {
+		     !optr_auth_same_secret(o->comm->secret, comm->secret))) {
 			err = -EADDRINUSE;
 			goto unlock;
 		}
