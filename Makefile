@@ -3,6 +3,7 @@
 #   make               module, library, tools and selftests
 #   make check         every test (host, compile, style, guest selftests)
 #   make check-debug   the selftests again under a KASAN/lockdep/kmemleak kernel
+#   make check-cluster allreduce across three guests of separate kernels
 #   make demo          the main job, in the guest when this host cannot load modules
 #   make bench         allreduce benchmark vs Gloo (BENCH_ARGS="--quick")
 #   make style         checkpatch --strict on kmod/ and uapi/
@@ -35,7 +36,7 @@ CHECKPATCH_IGNORE := MACRO_ARG_REUSE,LINUX_VERSION_CODE,CONSTANT_COMPARISON
 CHECKPATCH = perl "$(KSRC_CMD)/scripts/checkpatch.pl" --no-tree --terse \
 	--show-types --ignore $(CHECKPATCH_IGNORE)
 
-.PHONY: all deps module lib tools selftests check check-debug demo style \
+.PHONY: all deps module lib tools selftests check check-debug check-cluster demo style \
 	install install-uapi install-test modules_install clean bench-transport bench bench-tta
 
 all: module lib tools selftests
@@ -62,6 +63,12 @@ check: all
 check-debug: all
 	@tools/install-deps vm debug
 	@tools/check --debug
+
+# Three guests (6.1, 6.12, 6.12) on one bridge: exact, lossy, a rank
+# killed, DDP (tools/vm/cluster-test; a few minutes).
+check-cluster: all
+	@tools/install-deps vm python
+	@tools/vm/cluster-test
 
 demo: all
 	@tools/install-deps vm
