@@ -109,6 +109,10 @@ enum optireduce_hadamard {
 
 /* optireduce_config.flags */
 #define OPTIREDUCE_CFG_QUIET		(1u << 0)	/* no notice on stderr */
+/* Dynamic incast: the incast limit of lossy calls follows the loss the
+ * ranks report, the incast option its ceiling (see
+ * optireduce_comm_set_option(3)). Same on all ranks. */
+#define OPTIREDUCE_CFG_INCAST_DYNAMIC	(1u << 1)
 
 struct optireduce_config {
 	int rank;			/* 0 .. size-1 */
@@ -122,7 +126,8 @@ struct optireduce_config {
 	unsigned int transport;		/* enum optireduce_transport */
 	unsigned int hadamard;		/* enum optireduce_hadamard */
 	unsigned int hadamard_block;	/* power of two, 16 .. 65536 */
-	unsigned int incast;		/* senders per receiver at once; 0: all */
+	unsigned int incast;		/* senders per receiver at once; 0: all
+					 * (dynamic incast: at most) */
 	unsigned int max_inflight;	/* 1 .. OPTIREDUCE_MAX_INFLIGHT */
 	unsigned int warmup_calls;	/* reliable calls that measure deadlines */
 	unsigned int loss_threshold_ppm; /* safeguard: a call losing more than
@@ -203,7 +208,10 @@ struct optireduce_result {
 	 * calls send half the bytes of float32 ones. */
 	uint64_t sent_bytes;
 	uint32_t wire_dtype;
-	uint32_t reserved[1];
+	/* Senders per receiver at once in this call's phase 1: the incast
+	 * option, or with dynamic incast the limit the loss reports chose
+	 * for it (the same on every rank). 0 with one rank. */
+	uint32_t incast;
 };
 
 struct optireduce_stats {
@@ -233,7 +241,8 @@ struct optireduce_stats {
 	uint64_t calls_direct;		/* subset of calls_lossy: one round,
 					 * every buffer to all (direct_kb) */
 	uint64_t bytes_sent;		/* sum of the results' sent_bytes */
-	uint64_t reserved[1];
+	uint32_t incast;		/* the last lossy call's incast */
+	uint32_t incast_lowered;	/* times dynamic incast lowered it */
 };
 
 enum optireduce_option {
@@ -247,6 +256,8 @@ enum optireduce_option {
 	OPTIREDUCE_OPT_LOSS_THRESHOLD_PPM,	/* get, set: same on all ranks */
 	OPTIREDUCE_OPT_FALLBACK_CALLS,		/* get, set: same on all ranks */
 	OPTIREDUCE_OPT_TIMEOUT_MS,		/* get, set */
+	OPTIREDUCE_OPT_INCAST_DYNAMIC,		/* get, set: 0 or 1, same on all
+						 * ranks */
 };
 
 void optireduce_config_init(struct optireduce_config *cfg);

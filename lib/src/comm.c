@@ -122,7 +122,8 @@ int or_config_check(const struct optireduce_config *cfg)
 	    cfg->max_inflight < 1 || cfg->max_inflight > OPTIREDUCE_MAX_INFLIGHT ||
 	    cfg->loss_threshold_ppm > 1000000 ||
 	    cfg->direct_kb > OR_DIRECT_MAX_KB ||
-	    (cfg->flags & ~OPTIREDUCE_CFG_QUIET) ||
+	    (cfg->flags & ~(OPTIREDUCE_CFG_QUIET |
+			    OPTIREDUCE_CFG_INCAST_DYNAMIC)) ||
 	    (cfg->mcast_group && !IN_MULTICAST(ntohl(cfg->mcast_group))))
 		return -EINVAL;
 	return 0;
@@ -135,7 +136,7 @@ uint64_t or_config_hash(const struct optireduce_config *cfg)
 		cfg->size, cfg->hadamard, cfg->hadamard_block, cfg->incast,
 		cfg->warmup_calls, cfg->loss_threshold_ppm, cfg->fallback_calls,
 		cfg->seed, OR_REPORT_LAG, cfg->mcast_group, cfg->ready_kb,
-		cfg->direct_kb,
+		cfg->direct_kb, cfg->flags & OPTIREDUCE_CFG_INCAST_DYNAMIC,
 	};
 	uint64_t h = 0x6f707469726564ull;
 
@@ -200,6 +201,7 @@ int or_comm_create_with(const struct optireduce_config *cfg,
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cv, NULL);
 	or_est_init(&c->est);
+	or_incast_init(&c->incast);
 	c->nslots = cfg->max_inflight;
 	c->slots = calloc(c->nslots, sizeof(*c->slots));
 	c->queue = calloc(c->nslots, sizeof(*c->queue));
@@ -500,6 +502,7 @@ OR_EXPORT int optireduce_allreduce_start(optireduce_comm *comm, void *buf,
 	s->loss_ppm = comm->cfg.loss_threshold_ppm;
 	s->fallback_calls = comm->cfg.fallback_calls;
 	s->timeout_ms = comm->cfg.timeout_ms;
+	s->incast_dynamic = !!(comm->cfg.flags & OPTIREDUCE_CFG_INCAST_DYNAMIC);
 	s->t_start = or_now_ns();
 	comm->queue[(comm->qhead + comm->qlen) % comm->nslots] = idx;
 	comm->qlen++;
@@ -650,6 +653,13 @@ OR_EXPORT int optireduce_comm_set_option(optireduce_comm *comm, int option,
 			rc = -EINVAL;
 		else
 			*field = value;
+	} else if (option == OPTIREDUCE_OPT_INCAST_DYNAMIC) {
+		if (value == 0 || value == 1)
+			comm->cfg.flags = (comm->cfg.flags &
+					   ~OPTIREDUCE_CFG_INCAST_DYNAMIC) |
+				(value ? OPTIREDUCE_CFG_INCAST_DYNAMIC : 0);
+		else
+			rc = -EINVAL;
 	} else {
 		rc = option >= OPTIREDUCE_OPT_RANK &&
 		     option <= OPTIREDUCE_OPT_MAX_INFLIGHT ? -EPERM : -EINVAL;
@@ -685,6 +695,8 @@ OR_EXPORT int optireduce_comm_get_option(optireduce_comm *comm, int option,
 		*value = comm->lossy_kind;
 	else if (option == OPTIREDUCE_OPT_MAX_INFLIGHT)
 		*value = comm->nslots;
+	else if (option == OPTIREDUCE_OPT_INCAST_DYNAMIC)
+		*value = !!(comm->cfg.flags & OPTIREDUCE_CFG_INCAST_DYNAMIC);
 	else
 		rc = -EINVAL;
 	pthread_mutex_unlock(&comm->lock);

@@ -28,6 +28,7 @@
 #include "compensate.h"
 #include "engine.h"
 #include "estimator.h"
+#include "incast.h"
 #include "tar.h"
 #include "transport.h"
 
@@ -68,6 +69,7 @@ struct or_call {
 	unsigned int loss_ppm;		/* loss_threshold_ppm */
 	unsigned int fallback_calls;
 	unsigned int timeout_ms;
+	int incast_dynamic;		/* OPTIREDUCE_CFG_INCAST_DYNAMIC */
 	int64_t t_start;
 	float *work;			/* count: local vector, then result */
 	size_t work_cap;
@@ -140,6 +142,7 @@ struct optireduce_comm {
 	unsigned int trips_in_row;	/* trips without a clean lossy call */
 	double loss_avg;		/* moving average of reported loss */
 	int hadamard_auto;		/* AUTO's current answer (reports.c) */
+	struct or_incast incast;	/* dynamic incast (reports.c, incast.h) */
 	struct or_contrib *contrib;	/* [size] */
 	struct or_comp_event *events;	/* [2 * size * OR_MAX_MISSING] */
 	int no_compensation;		/* tests: the authors' fill, for contrast */

@@ -142,6 +142,9 @@ static void publish(optireduce_comm *c, struct or_call *call, int err)
 		st->entries_lost += res->lost;
 		st->entries_compensated += res->compensated;
 		st->bytes_sent += res->sent_bytes;
+		if (!(res->flags & OPTIREDUCE_RES_RELIABLE))
+			st->incast = res->incast;
+		st->incast_lowered = (uint32_t)c->incast.lowered;
 		st->deadline_ns = c->est.last_bound_ns;
 		st->average_ns = c->est.last_avg_ns;
 		st->margin_pct = (uint64_t)(c->est.margin * 100 + 0.5);
@@ -841,15 +844,18 @@ static void begin_call(optireduce_comm *c, struct or_call *call,
 }
 
 /*
- * The incast limit of this call's schedule: the option as the call was
- * started with it. Every rank must run the same schedule, so a limit
- * chosen per call (the paper's dynamic incast) belongs here, decided from
- * what all ranks know alike: the call's size and the loss reports.
+ * The incast limit of this call's schedule. Every rank must run the same
+ * schedule: a lossy call with dynamic incast takes the limit the consumed
+ * loss reports chose (incast.h), identical on every rank; any other the
+ * option as the call was started with it.
  */
-static unsigned int call_incast(optireduce_comm *c, const struct or_call *call)
+static unsigned int call_incast(optireduce_comm *c, const struct or_call *call,
+				int reliable)
 {
-	(void)c;
-	return call->incast;
+	if (reliable || !call->incast_dynamic)
+		return call->incast;
+	return or_incast_choose(&c->incast,
+				or_incast_ceiling(call->incast, c->size));
 }
 
 /*
@@ -869,7 +875,7 @@ static void choose_path(optireduce_comm *c, struct or_call *call,
 
 	a->reliable = !c->lossy || seq < tk->warmup ||
 		      seq < tk->fallback_until;
-	or_sched_init(&a->s, n, call_incast(c, call));
+	or_sched_init(&a->s, n, call_incast(c, call, a->reliable));
 	/* Not under an incast limit, which a direct call would break. */
 	a->direct = !a->reliable && n > 1 &&
 		    a->s.incast >= (unsigned int)n - 1 &&
@@ -953,6 +959,7 @@ static void describe_result(optireduce_comm *c, struct or_call *call,
 						       OPTIREDUCE_RES_FALLBACK;
 	/* take_head() consumed that call's reports before we got here */
 	res->group_lost_ppm = or_report_group_ppm(c, call->seq);
+	res->incast = a->s.incast;
 }
 
 /*
@@ -1044,7 +1051,8 @@ static int post_receives(optireduce_comm *c, struct or_call *call)
 	int n = c->size, me = c->rank, rc;
 
 	rc = or_report_start(c, seq, !a->reliable && n > 1,
-			     call->count * a->wsz);
+			     call->count * a->wsz,
+			     call->incast_dynamic ? a->s.incast : 0);
 	if (!rc && a->gated)
 		rc = post_ready(c, seq);
 	if (rc)

@@ -65,6 +65,8 @@ struct or_report_slot {
 	unsigned int got;		/* peers' batches received */
 	uint8_t lossy[OR_REPORT_BATCH];	/* which calls have a report */
 	uint64_t bytes[OR_REPORT_BATCH];	/* their sizes */
+	/* their dynamic incast limits (0: a fixed one) */
+	unsigned int incast[OR_REPORT_BATCH];
 	struct or_report *r;		/* [size][OR_REPORT_BATCH] */
 };
 

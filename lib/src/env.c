@@ -19,6 +19,9 @@
  *   OPTIREDUCE_LOSS_THRESHOLD  fraction, e.g. 0.05
  *   OPTIREDUCE_MCAST_GROUP     IPv4 multicast group for phase 2 on the
  *                          kernel transport, "239.1.2.3" or "239.1.2.3%eth0"
+ *   OPTIREDUCE_INCAST_DYNAMIC  0 (default) | 1: the incast limit stays
+ *                          OPTIREDUCE_INCAST, or follows reported loss
+ *                          with OPTIREDUCE_INCAST as its ceiling
  *   OPTIREDUCE_QUIET=1     no notice on stderr
  * A variable that is set but malformed is an error (-EINVAL), never
  * silently ignored.
@@ -107,6 +110,19 @@ static int env_mcast(struct optireduce_config *cfg)
 	return 1;
 }
 
+/* OPTIREDUCE_INCAST_DYNAMIC=1: the incast limit follows reported loss. */
+static int env_incast_dynamic(struct optireduce_config *cfg)
+{
+	static const char *const words[] = { "0", "1" };
+	unsigned int on;
+	int rc = env_word("OPTIREDUCE_INCAST_DYNAMIC", words, 2, &on);
+
+	if (rc > 0)
+		cfg->flags = (cfg->flags & ~OPTIREDUCE_CFG_INCAST_DYNAMIC) |
+			     (on ? OPTIREDUCE_CFG_INCAST_DYNAMIC : 0);
+	return rc;
+}
+
 static int env_options(struct optireduce_config *cfg)
 {
 	static const char *const transports[] = { "auto", "kernel", "tcp" };
@@ -118,6 +134,7 @@ static int env_options(struct optireduce_config *cfg)
 	rc |= env_word("OPTIREDUCE_HADAMARD", hadamard, 3, &cfg->hadamard);
 	rc |= env_uint("OPTIREDUCE_HADAMARD_BLOCK", &cfg->hadamard_block);
 	rc |= env_uint("OPTIREDUCE_INCAST", &cfg->incast);
+	rc |= env_incast_dynamic(cfg);
 	rc |= env_uint("OPTIREDUCE_MAX_INFLIGHT", &cfg->max_inflight);
 	rc |= env_uint("OPTIREDUCE_WARMUP", &cfg->warmup_calls);
 	rc |= env_uint("OPTIREDUCE_FALLBACK_CALLS", &cfg->fallback_calls);

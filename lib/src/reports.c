@@ -2,7 +2,7 @@
 /*
  * Loss reports and the decisions every rank takes alike from them
  * (reports.h): the safeguard's fallback to the reliable path,
- * HADAMARD_AUTO, the agreed bound (estimator.c) and group_lost_ppm.
+ * HADAMARD_AUTO, the incast limit (incast.h), the agreed bound (estimator.c) and group_lost_ppm.
  */
 #include <endian.h>
 #include <string.h>
@@ -41,7 +41,7 @@ static int report_room(optireduce_comm *c, uint64_t seq)
  * batch posts the receives of the peers' batch messages; every call notes
  * whether it will report. */
 int or_report_start(optireduce_comm *c, uint64_t seq, int lossy,
-		    uint64_t bytes)
+		    uint64_t bytes, unsigned int incast)
 {
 	uint64_t batch = seq / OR_REPORT_BATCH;
 	struct or_report_slot *rs = report_slot(c, batch);
@@ -60,6 +60,7 @@ int or_report_start(optireduce_comm *c, uint64_t seq, int lossy,
 	}
 	rs->lossy[i] = lossy;
 	rs->bytes[i] = bytes;
+	rs->incast[i] = incast;
 	if (i)
 		return 0;
 	return or_post_from_peers(c, batch, OR_PHASE_REPORT, UD_REPORT_RECV,
@@ -148,6 +149,8 @@ static void report_consume(optireduce_comm *c, struct or_report_slot *rs,
 	if (!rs->lossy[i])
 		return;
 	hadamard_auto_update(c, lost, expected);
+	or_incast_update(&c->incast, rs->incast[i], lost, expected,
+			 or_incast_ceiling(call->incast, c->size));
 	/* The threshold of the call that will go by the decision. */
 	ppm = call->loss_ppm;
 	fallback = call->fallback_calls;

@@ -7,7 +7,7 @@
  * over the reliable path, what it lost and its own t_B; from these every
  * rank takes, alike and without a barrier, the decisions that must be
  * the same everywhere: the safeguard's fallback, HADAMARD_AUTO, the
- * agreed bound, and results' group_lost_ppm.
+ * incast limit, the agreed bound, and results' group_lost_ppm.
  *
  * Implementation notes
  * - Progress thread only. A report message carries a batch of
@@ -27,9 +27,10 @@ int or_reporting(optireduce_comm *c);
  * applies their decisions), and the ring has room for its own. 0: wait,
  * a report arriving wakes the engine. */
 int or_reports_allow(optireduce_comm *c, const struct or_call *call);
-/* At the start of call seq, of bytes, lossy or not. */
+/* At the start of call seq, of bytes, lossy or not, run at dynamic incast
+ * limit incast (0: a fixed limit, which no decision learns from). */
 int or_report_start(optireduce_comm *c, uint64_t seq, int lossy,
-		    uint64_t bytes);
+		    uint64_t bytes, unsigned int incast);
 /* At the end of call seq: its loss in entries of the result. */
 int or_report_finish(optireduce_comm *c, uint64_t seq, int lossy,
 		     uint64_t lost, uint64_t expected);
