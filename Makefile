@@ -65,10 +65,11 @@ check-debug: all
 	@tools/check --debug
 
 # Three guests (6.1, 6.12, 6.12) on one bridge: exact, lossy, a rank
-# killed, DDP (tools/vm/cluster-test; a few minutes).
+# killed, DDP (tools/vm/cluster-test); then 16 and 32 ranks in one guest
+# (tools/vm/cluster-scale). About 4-6 minutes.
 check-cluster: all
 	@tools/install-deps vm python
-	@tools/vm/cluster-test
+	@st=0; tools/vm/cluster-test || st=1; tools/vm/cluster-scale || st=1; exit $$st
 
 demo: all
 	@tools/install-deps vm
