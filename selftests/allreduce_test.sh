@@ -813,7 +813,7 @@ fi
 
 # --- module absent: the reliable path, one notice, exact -----------------
 name="n=4 module absent"
-if ! rmmod optireduce; then
+if ! optr_rmmod; then
 	ktap_fail "$name: rmmod"
 else
 	if run_case "$name" 4 -- --calls 8 --path tcp && check_path "$name" 4 tcp &&

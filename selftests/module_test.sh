@@ -44,7 +44,7 @@ ok=1
 for i in $(seq 20); do
 	optr_load || { ok=0; echo "# load $i failed"; break; }
 	sock_probe "$(optr_family)" >/dev/null || { ok=0; echo "# socket $i failed"; }
-	rmmod optireduce || { ok=0; echo "# unload $i failed"; break; }
+	optr_rmmod || { ok=0; echo "# unload $i failed"; break; }
 done
 ktap_check "load, open, unload 20 times" test $ok -eq 1
 
@@ -93,7 +93,7 @@ if [ "$line" = open ]; then
 		sh -c '! rmmod optireduce 2>/dev/null'
 	echo >&"${HOLD[1]}"
 	wait "$HOLD_PID"
-	ktap_check "rmmod after the socket closed" rmmod optireduce
+	ktap_check "rmmod after the socket closed" optr_rmmod
 else
 	ktap_fail "hold a socket open"
 fi
@@ -106,7 +106,7 @@ import socket, sys
 socket.socket(int(sys.argv[1]), socket.SOCK_DGRAM, 0).close()' "$(optr_family)"
 ktap_check "socket in a namespace" test $? -eq 0
 cleanup_ns
-ktap_check "rmmod after namespace deleted" rmmod optireduce
+ktap_check "rmmod after namespace deleted" optr_rmmod
 
 
 # The netlink family's alias: the name genetlink asks modprobe for when a

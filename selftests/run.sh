@@ -82,7 +82,7 @@ for t in "${tests[@]}"; do
 done
 # Leave the module unloadable: a leaked socket or reference shows here.
 if optr_loaded; then
-	ktap_check "module unloads after all tests" rmmod optireduce
+	ktap_check "module unloads after all tests" optr_rmmod
 fi
 # The summary counts this runner's own lines; a program that reported
 # failures of its own fails the run as well.

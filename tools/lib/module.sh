@@ -18,9 +18,23 @@ optr_load() {
 	insmod "$OPTIREDUCE_KO" "$@"
 }
 
+# optr_rmmod: unload once the last closed socket let go of the module.
+# Every socket holds a reference on the module until RCU frees it
+# (SOCK_RCU_FREE), and kernels that batch RCU callbacks lazily (7.x's
+# cloud kernels) defer that by up to ten seconds after the last close().
+optr_rmmod() {
+	local i
+
+	for i in $(seq 150); do
+		[ "$(cat /sys/module/optireduce/refcnt 2>/dev/null)" = 0 ] && break
+		sleep 0.1
+	done
+	rmmod optireduce
+}
+
 optr_unload() {
 	optr_loaded || return 0
-	rmmod optireduce
+	optr_rmmod
 }
 
 # The address family number the loaded module registered.
