@@ -66,10 +66,14 @@ check-debug: all
 
 # Three guests (6.1, 6.12, 6.12) on one bridge: exact, lossy, a rank
 # killed, DDP (tools/vm/cluster-test); then 16 and 32 ranks in one guest
-# (tools/vm/cluster-scale). About 4-6 minutes.
+# (tools/vm/cluster-scale) and 1024 in-process ranks on the simulated
+# transport (lib/test/sim_scale; make check runs 64 and 256). About 8-10
+# minutes, 3 of them the simulator's.
 check-cluster: all
 	@tools/install-deps vm python
-	@st=0; tools/vm/cluster-test || st=1; tools/vm/cluster-scale || st=1; exit $$st
+	$(MAKE) -s -C lib build/test/sim_scale
+	@st=0; tools/vm/cluster-test || st=1; tools/vm/cluster-scale || st=1; \
+	 timeout -k 5 600 lib/build/test/sim_scale 1024 || st=1; exit $$st
 
 demo: all
 	@tools/install-deps vm
