@@ -46,7 +46,9 @@
  * --dtype bfloat16: the buffers hold bfloat16 (16 bits on the wire); the
  * data is exact in it while size * (K + D) <= 256, and the checks read the
  * result widened to float32. The summary's bytes_sent is the library's
- * count of the payload sent to peers (stats.bytes_sent).
+ * count of the payload sent to peers (stats.bytes_sent); incast and
+ * incast_lowered are the stats' (the last lossy call's limit, and how
+ * often dynamic incast lowered it).
  * Exit status 0 when every check held.
  */
 #include <getopt.h>
@@ -388,7 +390,7 @@ int main(int argc, char **argv)
 	       "deadline_ms=%.3f margin_pct=%llu "
 	       "sends_in_place=%llu sends_async=%llu "
 	       "inexact=%llu failed_calls=%llu max_err=%g error=%d "
-	       "bytes_sent=%llu ",
+	       "bytes_sent=%llu incast=%u incast_lowered=%u ",
 	       (long long)rank, (long long)size,
 	       kind == OPTIREDUCE_TRANSPORT_KERNEL ? "kernel" : "tcp",
 	       (unsigned long long)st.calls, (unsigned long long)st.calls_lossy,
@@ -405,7 +407,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)sends_in_place,
 	       (unsigned long long)sends_async, t.inexact,
 	       t.failed_calls, t.max_err, rc,
-	       (unsigned long long)st.bytes_sent);
+	       (unsigned long long)st.bytes_sent, st.incast,
+	       st.incast_lowered);
 	print_moved(&k0, &k1);
 	printf("ok=%d\n", !bad);
 	if (rc)

@@ -24,6 +24,10 @@
 FABRIC_RATE=${FABRIC_RATE:-30mbit}
 FABRIC_BUFFER=${FABRIC_BUFFER:-128k}
 FABRIC_ECN_KB=${FABRIC_ECN_KB:-0}
+# 0: only the switch's ports are shaped, the hosts' uplinks run at veth
+# speed (a host NIC faster than its share of the fabric): what queues is
+# then the switch's, the incast, never a sender's own unpaced burst.
+FABRIC_UPLINK=${FABRIC_UPLINK:-1}
 # How often the queue sampler reads every queue's backlog (fabric_watch).
 FABRIC_SAMPLE_S=${FABRIC_SAMPLE_S:-0.2}
 
@@ -82,7 +86,8 @@ fabric_shape() {
 
 	for ((i = 0; i < ${#HOST_NS[@]}; i++)); do
 		fabric_port "$BR_NS" "vp$i" || return 1
-		fabric_port "${HOST_NS[$i]}" eth0 || return 1
+		[ "$FABRIC_UPLINK" = 0 ] ||
+			fabric_port "${HOST_NS[$i]}" eth0 || return 1
 	done
 }
 
