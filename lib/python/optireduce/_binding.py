@@ -36,7 +36,7 @@ RES_DIRECT = 1 << 6
 
 (OPT_RANK, OPT_SIZE, OPT_TRANSPORT, OPT_MAX_INFLIGHT, OPT_HADAMARD,
  OPT_HADAMARD_BLOCK, OPT_INCAST, OPT_LOSS_THRESHOLD_PPM, OPT_FALLBACK_CALLS,
- OPT_TIMEOUT_MS) = range(1, 11)
+ OPT_TIMEOUT_MS, OPT_INCAST_DYNAMIC) = range(1, 12)
 
 _OPTION_NAMES = {
     "rank": OPT_RANK, "size": OPT_SIZE, "transport": OPT_TRANSPORT,
@@ -44,6 +44,7 @@ _OPTION_NAMES = {
     "hadamard_block": OPT_HADAMARD_BLOCK, "incast": OPT_INCAST,
     "loss_threshold_ppm": OPT_LOSS_THRESHOLD_PPM,
     "fallback_calls": OPT_FALLBACK_CALLS, "timeout_ms": OPT_TIMEOUT_MS,
+    "incast_dynamic": OPT_INCAST_DYNAMIC,
 }
 _TRANSPORTS = {"auto": TRANSPORT_AUTO, "kernel": TRANSPORT_KERNEL,
                "tcp": TRANSPORT_TCP}
@@ -93,7 +94,7 @@ class CResult(ctypes.Structure):
         ("group_lost_ppm", ctypes.c_uint32),
         ("sent_bytes", ctypes.c_uint64),
         ("wire_dtype", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32 * 1),
+        ("incast", ctypes.c_uint32),
     ]
 
 
@@ -105,12 +106,13 @@ class CStats(ctypes.Structure):
         "deadline_ns", "average_ns", "margin_pct", "late_bytes",
         "ready_wait_ns", "ready_missed", "catch_up_calls",
         "calls_direct", "bytes_sent")] + [
-            ("reserved", ctypes.c_uint64 * 1)]
+            ("incast", ctypes.c_uint32), ("incast_lowered", ctypes.c_uint32)]
 
 
 _RESULT_FIELDS = ("seq", "count", "expected", "lost", "compensated",
                   "lost_fraction", "duration_ns", "queued_ns", "deadline_ns",
-                  "flags", "group_lost_ppm", "sent_bytes", "wire_dtype")
+                  "flags", "group_lost_ppm", "sent_bytes", "wire_dtype",
+                  "incast")
 
 
 class Result:
@@ -126,7 +128,9 @@ class Result:
     (the worst rank's, of call seq - REPORT_LAG) is in the same unit, as is
     the safeguard's loss_threshold_ppm. sent_bytes is the payload this rank
     sent its peers, wire_dtype the type it crossed as (FLOAT32, BFLOAT16,
-    FLOAT16): 16-bit buffers cross as 16 bits, half the bytes."""
+    FLOAT16): 16-bit buffers cross as 16 bits, half the bytes. incast is
+    the number of senders per receiver its phase 1 allowed at once (the
+    incast option, or what dynamic incast chose)."""
 
     __slots__ = _RESULT_FIELDS
 
