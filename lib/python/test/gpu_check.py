@@ -33,20 +33,34 @@ def skip_reason(device):
     return None
 
 
-def model(device):
+def model(device, dtype):
     import torch
     torch.manual_seed(11)
     return torch.nn.Sequential(
         torch.nn.Linear(16, 512), torch.nn.Tanh(), torch.nn.Linear(512, 512),
-        torch.nn.Tanh(), torch.nn.Linear(512, 4)).to(device)
+        torch.nn.Tanh(), torch.nn.Linear(512, 4)).to(device=device,
+                                                     dtype=dtype)
 
 
-def train(rank, device, steps, hook):
+def tolerance(dtype):
+    """Relative bound on one parameter's difference to the gloo run.
+
+    float32: reductions in another order, a few units of the last place
+    carried through the steps. 16-bit: gloo rounds each partial sum to 16
+    bits, the library reduces in float32 and rounds once, so the two differ
+    by about a unit of the 16-bit last place per step."""
+    import torch
+    if dtype == torch.float32:
+        return 1e-5
+    return 4 * torch.finfo(dtype).eps
+
+
+def train(rank, device, dtype, steps, hook):
     import torch
     from torch.nn.parallel import DistributedDataParallel as DDP
     import optireduce.torch as ortorch
 
-    net = model(device)
+    net = model(device, dtype)
     ddp = DDP(net, device_ids=[device.index] if device.type == "cuda"
               else None, bucket_cap_mb=0.25)
     state = None
@@ -58,13 +72,13 @@ def train(rank, device, steps, hook):
     g = torch.Generator().manual_seed(500 + rank)
     after = []
     for _ in range(steps):
-        x = torch.randn(32, 16, generator=g).to(device)
-        y = torch.randn(32, 4, generator=g).to(device)
+        x = torch.randn(32, 16, generator=g).to(device=device, dtype=dtype)
+        y = torch.randn(32, 4, generator=g).to(device=device, dtype=dtype)
         loss = torch.nn.functional.mse_loss(ddp(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
-        after.append([p.detach().to("cpu", copy=True)
+        after.append([p.detach().to("cpu", torch.float64, copy=True)
                       for p in ddp.parameters()])
     info = {}
     if state is not None:
@@ -76,7 +90,7 @@ def train(rank, device, steps, hook):
     return after, info
 
 
-def rank_main(rank, world, port, device_name, steps, out):
+def rank_main(rank, world, port, device_name, dtype_name, steps, out):
     res = {"rank": rank}
     try:
         import torch
@@ -85,19 +99,18 @@ def rank_main(rank, world, port, device_name, steps, out):
                           RANK=str(rank), WORLD_SIZE=str(world))
         torch.set_num_threads(1)
         device = torch.device(device_name)
+        dtype = getattr(torch, dtype_name)
         if device.type == "cuda":
             torch.cuda.set_device(device)
         dist.init_process_group("gloo", rank=rank, world_size=world)
-        ref, _ = train(rank, device, steps, hook=False)
-        got, info = train(rank, device, steps, hook=True)
+        ref, _ = train(rank, device, dtype, steps, hook=False)
+        got, info = train(rank, device, dtype, steps, hook=True)
         worst = []
         ok = True
         for s in range(steps):
             d = 0.0
             for a, b in zip(got[s], ref[s]):
-                # float32 reductions in another order: a few units of the
-                # last place of each gradient, carried through the steps
-                tol = 1e-5 * (1 + b.abs())
+                tol = tolerance(dtype) * (1 + b.abs())
                 ok &= bool(((a - b).abs() <= tol).all())
                 d = max(d, (a - b).abs().max().item())
             worst.append(d)
@@ -120,6 +133,8 @@ def main():
     p.add_argument("--ranks", type=int, default=2)
     p.add_argument("--steps", type=int, default=4)
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"),
+                   default="float32")
     args = p.parse_args()
     why = skip_reason(args.device)
     if why:
@@ -128,16 +143,18 @@ def main():
     import torch
     import torch.multiprocessing as mp
     dev = "cuda:0" if args.device == "cuda" else "cpu"
-    print("gpu_check: torch %s, %d ranks sharing %s, %d DDP steps, "
+    print("gpu_check: torch %s, %d ranks sharing %s, %d DDP steps of %s, "
           "optireduce over TCP vs gloo" % (torch.__version__, args.ranks,
-                                          dev, args.steps), flush=True)
+                                          dev, args.steps, args.dtype),
+          flush=True)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     ctx = mp.get_context("spawn")       # CUDA does not survive fork
     q = ctx.Queue()
     procs = [ctx.Process(target=rank_main,
-                         args=(r, args.ranks, port, dev, args.steps, q))
+                         args=(r, args.ranks, port, dev, args.dtype,
+                               args.steps, q))
              for r in range(args.ranks)]
     for pr in procs:
         pr.start()
