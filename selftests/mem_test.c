@@ -38,19 +38,6 @@ struct pairs {
 	int n;
 };
 
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 static int write_str(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY);
@@ -169,7 +156,7 @@ static int pairs_flood(struct pairs *p, const void *buf, size_t len,
 static int nobody_child(void)
 {
 	struct rlimit rl = { 64 << 20, 64 << 20 };
-	long rmem_max = read_long("/proc/sys/net/core/rmem_max");
+	long rmem_max = optr_read_long("/proc/sys/net/core/rmem_max");
 	struct optireduce_stats sum;
 	unsigned long held;
 	int big = 1 << 30, i;

@@ -22,21 +22,27 @@
 #include <linux/optireduce.h>
 #include <linux/types.h>
 
-/* Read one integer parameter of the loaded module; -1 if absent. */
-static inline long optr_param(const char *name)
+/* The integer a file (sysfs, procfs) starts with; -1 if absent. */
+static inline long optr_read_long(const char *path)
 {
-	char path[256];
+	FILE *f = fopen(path, "r");
 	long v = -1;
-	FILE *f;
 
-	snprintf(path, sizeof(path), OPTIREDUCE_SYSFS_PARAMS "%s", name);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	if (fscanf(f, "%ld", &v) != 1)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+/* Read one integer parameter of the loaded module; -1 if absent. */
+static inline long optr_param(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), OPTIREDUCE_SYSFS_PARAMS "%s", name);
+	return optr_read_long(path);
 }
 
 static inline int optr_family(void)
