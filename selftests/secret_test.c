@@ -102,11 +102,31 @@ TEST_F(comm, wrong_secret_neither_squats_nor_reads)
 }
 
 /*
+ * @child(@self) in a process of its own, as the tests that change user or
+ * namespace run: its exit status (the step that failed; 0: none), or -1
+ * when it could not start or did not exit.
+ */
+static int in_child(int (*child)(const FIXTURE_DATA(comm) *self),
+		    const FIXTURE_DATA(comm) *self)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(child(self));
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/*
  * Another user, even one that has the secret, cannot join the owner's
  * communicator, and learns only what a taken rank says (EADDRINUSE); a
  * communicator of its own it joins freely.
  */
-static int other_user_child(__u32 id, const __u8 *secret)
+static int other_user_child(const FIXTURE_DATA(comm) *self)
 {
 	__u8 mine[OPTIREDUCE_SECRET_LEN];
 	int fd;
@@ -114,17 +134,17 @@ static int other_user_child(__u32 id, const __u8 *secret)
 	if (setgid(NOBODY) || setuid(NOBODY))
 		return 10;
 	fd = optr_socket();
-	if (fd < 0 || join_as(fd, id, 1, secret) != -EADDRINUSE)
+	if (fd < 0 || join_as(fd, self->id, 1, self->secret) != -EADDRINUSE)
 		return 11;
 	close(fd);
 	fd = optr_socket();
 	/* Rank 0 is taken and rank 1 is not: the same answer. */
-	if (fd < 0 || join_as(fd, id, 0, secret) != -EADDRINUSE)
+	if (fd < 0 || join_as(fd, self->id, 0, self->secret) != -EADDRINUSE)
 		return 12;
 	close(fd);
 	fd = optr_socket();
 	if (getrandom(mine, sizeof(mine), 0) != sizeof(mine) ||
-	    fd < 0 || join_as(fd, id, 1, mine))
+	    fd < 0 || join_as(fd, self->id, 1, mine))
 		return 13;
 	close(fd);
 	return 0;
@@ -132,15 +152,7 @@ static int other_user_child(__u32 id, const __u8 *secret)
 
 TEST_F(comm, other_user_cannot_join)
 {
-	pid_t pid = fork();
-	int st;
-
-	ASSERT_GE(pid, 0);
-	if (!pid)
-		_exit(other_user_child(self->id, self->secret));
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_TRUE(WIFEXITED(st));
-	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(0, in_child(other_user_child, self));
 	/* The owner's own rank 1 is still free. */
 	self->r1 = optr_socket();
 	EXPECT_EQ(0, join_as(self->r1, self->id, 1, self->secret));
@@ -151,7 +163,7 @@ TEST_F(comm, other_user_cannot_join)
  * communicator of that namespace: nothing the owner's ranks send in the
  * first reaches it.
  */
-static int netns_child(__u32 id, const __u8 *secret, int r0)
+static int netns_child(const FIXTURE_DATA(comm) *self)
 {
 	int fd;
 
@@ -159,10 +171,10 @@ static int netns_child(__u32 id, const __u8 *secret, int r0)
 	    system("ip link set lo up"))
 		return 20;
 	fd = optr_socket();
-	if (fd < 0 || join_as(fd, id, 1, secret))
+	if (fd < 0 || join_as(fd, self->id, 1, self->secret))
 		return 21;
 	/* r0 still lives in the first namespace. */
-	if (exchange(fd, r0) != 0)
+	if (exchange(fd, self->r0) != 0)
 		return 22;
 	close(fd);
 	return 0;
@@ -170,15 +182,7 @@ static int netns_child(__u32 id, const __u8 *secret, int r0)
 
 TEST_F(comm, second_netns_reads_nothing)
 {
-	pid_t pid = fork();
-	int st;
-
-	ASSERT_GE(pid, 0);
-	if (!pid)
-		_exit(netns_child(self->id, self->secret, self->r0));
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_TRUE(WIFEXITED(st));
-	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(0, in_child(netns_child, self));
 }
 
 /* What getsockopt(OPTIREDUCE_JOIN) returns has the secret zeroed. */
