@@ -159,6 +159,14 @@ void t_world_fill(struct t_world *w, void **bufs, size_t count, uint64_t salt)
 			((float *)bufs[r])[i] = t_value(r, i, salt);
 }
 
+void t_world_fill_sum(struct t_world *w, void **bufs, size_t count,
+		      uint64_t salt, struct optireduce_result *res)
+{
+	t_world_fill(w, bufs, count, salt);
+	t_world_allreduce(w, bufs, count, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
+			  res);
+}
+
 void t_check_sum(const float *buf, int n, size_t count, uint64_t salt,
 		 const char *what)
 {

@@ -83,6 +83,9 @@ void t_world_allreduce(struct t_world *w, void **bufs, size_t count, int dtype,
 void t_world_allreduce_late(struct t_world *w, void **bufs, size_t count,
 			    int dtype, int op, struct optireduce_result *res,
 			    int late_ms);
+/* t_world_fill with salt, then a float32 sum of bufs on every rank. */
+void t_world_fill_sum(struct t_world *w, void **bufs, size_t count,
+		      uint64_t salt, struct optireduce_result *res);
 
 /*
  * A 16-bit call under the Hadamard transform (src/wire16.h): fail, naming

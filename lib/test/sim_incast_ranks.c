@@ -103,9 +103,7 @@ static uint64_t run(int dynamic, struct optireduce_result (*res)[N])
 	for (int r = 0; r < N; r++)
 		b[r] = bufs[r];
 	for (int call = 0; call < CALLS; call++) {
-		t_world_fill(&w, b, COUNT, call);
-		t_world_allreduce(&w, b, COUNT, OPTIREDUCE_FLOAT32,
-				  OPTIREDUCE_SUM, res[call]);
+		t_world_fill_sum(&w, b, COUNT, call, res[call]);
 		for (int r = 0; r < N; r++) {
 			T_ASSERT(res[call][r].incast == res[call][0].incast,
 				 "call %d: rank %d at %u, rank 0 at %u", call,
