@@ -83,6 +83,8 @@ D=2			# |spread|
 GROUP=239.77.0.1
 RUN_TIMEOUT=120
 RUN_AS=()
+# Every rank's options, before its case's AR_ARGS (allreduce_ranks).
+AR_OPTS=(--per-call --count "$COUNT" --common "$K" --spread "$D")
 # Nothing new starts past three quarters of the runner's limit (settings,
 # or KSFT_TIMEOUT in the debug lane): the rest is room for the case that
 # is running, the longest a late rank's (27 s here, minutes under KASAN).
@@ -92,49 +94,19 @@ debug_kernel && DEBUG_KERNEL=1
 port=20000
 start=$(now_ms)
 
-require_root
-if [ ! -x "$AR" ]; then
-	echo "# SKIP: $AR not built (make -C lib)"
-	exit "$KSFT_SKIP"
-fi
-
-cleanup() {
-	cleanup_ns
-	rm -rf "$OUT"
-}
-trap cleanup EXIT
+allreduce_prepare
 
 # run_case NAME N [ENV=VALUE...] -- [AR_ARGS...]: ranks 0..N-1 on hosts
-# 0..N-1; each rank's stdout in $OUT/NAME.I, stderr in $OUT/NAME.I.err.
-# 0 when every rank exited 0.
+# 0..N-1 (allreduce_ranks: ONE_HOST=1 puts every rank on host 0, at
+# 127.0.0.1; RUN_AS is a command the ranks run under); each rank's stdout
+# in $OUT/NAME.I, stderr in $OUT/NAME.I.err. 0 when every rank exited 0.
 run_case() {
-	local name=$1 n=$2 i ip st=0 plist= envs=() pids=() t0=$(now_ms)
+	local name=$1 n=$2 st=0 t0=$(now_ms)
 
-	# RUN_AS: a command the ranks run under (limits, another user).
 	shift 2
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		envs+=("$1")
-		shift
-	done
-	shift
 	port=$((port + 10))
-	# ONE_HOST=1: every rank on host 0, at 127.0.0.1.
-	for ((i = 0; i < n; i++)); do
-		ip=${HOST_IP[$i]}
-		[ -n "${ONE_HOST:-}" ] && ip=127.0.0.1
-		plist+=${plist:+,}$ip:$((port + i))
-	done
-	for ((i = 0; i < n; i++)); do
-		(
-			export OPTIREDUCE_RANK=$i OPTIREDUCE_SIZE=$n \
-				OPTIREDUCE_PEERS=$plist OPTIREDUCE_WARMUP=2 \
-				OPTIREDUCE_TIMEOUT_MS=60000 "${envs[@]}"
-			exec ip netns exec "${HOST_NS[$((${ONE_HOST:-0} ? 0 : i))]}" \
-				"${RUN_AS[@]}" "$AR" --per-call --count $COUNT --common $K --spread $D "$@"
-		) >"$OUT/$name.$i" 2>"$OUT/$name.$i.err" &
-		pids+=($!)
-	done
-	wait_ranks "$RUN_TIMEOUT" "$name: " "${pids[@]}" || st=1
+	allreduce_ranks "$name" "$n" $port "$RUN_TIMEOUT" OPTIREDUCE_WARMUP=2 \
+		"$@" || st=1
 	echo "# $name: $(( $(now_ms) - t0 )) ms"
 	return $st
 }

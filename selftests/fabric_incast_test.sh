@@ -30,45 +30,22 @@ COUNT=65536
 CALLS=36
 FROM=20
 port=21000
+# Every rank's options (allreduce_ranks).
+AR_OPTS=(--per-call --path kernel --check none --calls "$CALLS"
+	--count "$COUNT")
 
-require_root
-if [ ! -x "$AR" ]; then
-	echo "# SKIP: $AR not built (make -C lib)"
-	exit "$KSFT_SKIP"
-fi
-
-# shellcheck disable=SC2317 # the EXIT trap
-cleanup() {
-	cleanup_ns
-	rm -rf "$OUT"
-}
-trap cleanup EXIT
+allreduce_prepare
 
 # run NAME ENV=VALUE...: every rank, its summary and per-call lines in
 # $OUT/NAME.I. 0 when every rank exited 0.
 run() {
-	local name=$1 i plist='' pids=()
+	local name=$1
 
 	shift
 	port=$((port + 10))
-	for ((i = 0; i < N; i++)); do
-		plist+=${plist:+,}${HOST_IP[$i]}:$((port + i))
-	done
-	for ((i = 0; i < N; i++)); do
-		(
-			export OPTIREDUCE_RANK=$i OPTIREDUCE_SIZE=$N \
-				OPTIREDUCE_PEERS=$plist OPTIREDUCE_WARMUP=4 \
-				OPTIREDUCE_TIMEOUT_MS=60000 OPTIREDUCE_DIRECT_KB=0 \
-				OPTIREDUCE_HADAMARD=off \
-				OPTIREDUCE_LOSS_THRESHOLD=1 \
-				OPTIREDUCE_DEADLINE_SLACK_MS=300 "$@"
-			exec ip netns exec "${HOST_NS[$i]}" "$AR" --per-call \
-				--path kernel --check none --calls $CALLS \
-				--count $COUNT
-		) >"$OUT/$name.$i" 2>"$OUT/$name.$i.err" &
-		pids+=($!)
-	done
-	wait_ranks 240 "$name: " "${pids[@]}"
+	allreduce_ranks "$name" $N $port 240 OPTIREDUCE_WARMUP=4 \
+		OPTIREDUCE_DIRECT_KB=0 OPTIREDUCE_HADAMARD=off \
+		OPTIREDUCE_LOSS_THRESHOLD=1 OPTIREDUCE_DEADLINE_SLACK_MS=300 "$@"
 }
 
 # summary NAME: "LOST_FROM INCAST LOWERED AGREED" over the ranks: entries

@@ -102,6 +102,60 @@ wait_ranks() {
 	return $st
 }
 
+# For the scripts that run $AR (lib/build/examples/allreduce_rank) as
+# ranks in the namespaces of setup_bridge or fabric_setup, with their
+# outputs in the scratch folder $OUT.
+#
+# allreduce_prepare: skip the test unless it runs as root and $AR is
+# built; on exit, remove the namespaces and $OUT.
+allreduce_prepare() {
+	require_root
+	if [ ! -x "$AR" ]; then
+		echo "# SKIP: $AR not built (make -C lib)"
+		exit "$KSFT_SKIP"
+	fi
+	trap allreduce_cleanup EXIT
+}
+allreduce_cleanup() {
+	cleanup_ns
+	rm -rf "$OUT"
+}
+
+# allreduce_ranks NAME N PORT SECS [ENV=VALUE...] [-- ARGS...]: $AR with
+# the script's AR_OPTS, then ARGS, as ranks 0..N-1 of one communicator,
+# under the command RUN_AS if set (limits, another user). Rank I runs in
+# host I's namespace at HOST_IP[I] (ONE_HOST=1: every rank in host 0's,
+# at 127.0.0.1) on port PORT + I, with the library's environment for that
+# (OPTIREDUCE_RANK, _SIZE, _PEERS and a 60 s _TIMEOUT_MS), then ENV. Rank
+# I's stdout in $OUT/NAME.I, its stderr in $OUT/NAME.I.err. Waits for
+# them all, up to SECS (wait_ranks); 0 when every rank exited 0.
+allreduce_ranks() {
+	local name=$1 n=$2 base=$3 secs=$4 i ip plist='' envs=() pids=()
+
+	shift 4
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		envs+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	for ((i = 0; i < n; i++)); do
+		ip=${HOST_IP[$i]}
+		[ -n "${ONE_HOST:-}" ] && ip=127.0.0.1
+		plist+=${plist:+,}$ip:$((base + i))
+	done
+	for ((i = 0; i < n; i++)); do
+		(
+			export OPTIREDUCE_RANK=$i OPTIREDUCE_SIZE=$n \
+				OPTIREDUCE_PEERS=$plist \
+				OPTIREDUCE_TIMEOUT_MS=60000 "${envs[@]}"
+			exec ip netns exec "${HOST_NS[$((${ONE_HOST:-0} ? 0 : i))]}" \
+				"${RUN_AS[@]}" "$AR" "${AR_OPTS[@]}" "$@"
+		) >"$OUT/$name.$i" 2>"$OUT/$name.$i.err" &
+		pids+=($!)
+	done
+	wait_ranks "$secs" "$name: " "${pids[@]}"
+}
+
 # The debug guest (KASAN, kmemleak, lockdep): everything runs several to
 # ten times slower there.
 debug_kernel() {
