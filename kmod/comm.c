@@ -134,9 +134,13 @@ static struct optr_comm *optr_comm_parse(sockptr_t optval,
 	if (copy_from_sockptr(&j, optval, sizeof(j)))
 		return ERR_PTR(-EFAULT);
 	if (j.nranks < 2 || j.nranks > OPTIREDUCE_MAX_RANKS ||
-	    j.rank >= j.nranks || (j.flags & ~OPTIREDUCE_JOIN_MCAST) ||
+	    j.rank >= j.nranks || (j.flags & ~OPTIREDUCE_JOIN_FLAGS) ||
 	    j.reserved ||
 	    optlen != sizeof(j) + (size_t)j.nranks * sizeof(a))
+		return ERR_PTR(-EINVAL);
+	/* A tag keyed with a secret anyone may guess proves nothing. */
+	if ((j.flags & OPTIREDUCE_JOIN_AUTH) &&
+	    !memchr_inv(j.secret, 0, sizeof(j.secret)))
 		return ERR_PTR(-EINVAL);
 	if (j.flags & OPTIREDUCE_JOIN_MCAST) {
 		__be32 g;
@@ -179,6 +183,8 @@ static struct optr_comm *optr_comm_parse(sockptr_t optval,
 	comm->ttl = j.mcast_ttl ? j.mcast_ttl : 1;
 	/* The secret is the members' alone: nothing reads it back. */
 	memcpy(comm->secret, j.secret, sizeof(comm->secret));
+	if (j.flags & OPTIREDUCE_JOIN_AUTH)
+		optr_auth_key(comm->mac_key, j.secret);
 	memzero_explicit(j.secret, sizeof(j.secret));
 	comm->join = j;
 	return comm;
@@ -300,7 +306,9 @@ void optr_comm_leave(struct optr_sock *osk)
 
 void optr_comm_free(struct optr_comm *comm)
 {
-	if (comm)
+	if (comm) {
 		memzero_explicit(comm->secret, sizeof(comm->secret));
+		memzero_explicit(comm->mac_key, sizeof(comm->mac_key));
+	}
 	kvfree(comm);
 }

@@ -28,6 +28,8 @@ struct optr_comm {
 	u8 ttl;
 	struct optireduce_join join;	/* as given, for getsockopt */
 	u8 secret[OPTIREDUCE_SECRET_LEN];	/* never leaves the kernel */
+	/* With OPTIREDUCE_JOIN_AUTH: the tags' key (auth.c), likewise. */
+	u8 mac_key[OPTIREDUCE_SECRET_LEN];
 	/*
 	 * Per rank, after addr[]: the only part that changes after JOIN,
 	 * under osk->lock (round.c: optr_note_source()).

@@ -6,6 +6,7 @@
 #ifndef _OPTR_COMPAT_H
 #define _OPTR_COMPAT_H
 
+#include <crypto/blake2s.h>
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/udp.h>
@@ -18,6 +19,17 @@
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
 #include <net/proto_memory.h>
+#endif
+
+/*
+ * BLAKE2s's state is struct blake2s_ctx from 6.19 on, struct blake2s_state
+ * before; blake2s_init_key(), blake2s_update() and blake2s_final() take
+ * the same arguments in both.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+#define optr_blake2s_state blake2s_ctx
+#else
+#define optr_blake2s_state blake2s_state
 #endif
 
 /*

@@ -12,6 +12,7 @@
 #include <linux/udp.h>
 #include <net/sock.h>
 
+#include "auth.h"
 #include "comm.h"
 #include "netns.h"
 #include "params.h"
@@ -88,6 +89,30 @@ static u32 optr_receive_seg(const struct sk_buff *skb)
 }
 
 /*
+ * Whether @comm takes this datagram as far as authentication goes: its
+ * members and the datagram agree on OPTIREDUCE_JOIN_AUTH, and with it the
+ * tag is right. The tag is checked once a datagram (*@verdict: 0 not yet,
+ * 1 good, -1 bad): every local member of one wire id has the same secret,
+ * so the same key (comm.c refuses a join that would make it otherwise).
+ */
+static bool optr_receive_authentic(const struct optr_comm *comm,
+				   const struct optr_skb_walk *w, u32 hdroff,
+				   u32 len, const struct optr_frag *f,
+				   int *verdict)
+{
+	bool want = comm->flags & OPTIREDUCE_JOIN_AUTH;
+
+	if (want != !!(f->flags & OPTR_WIRE_AUTH))
+		return false;
+	if (!want)
+		return true;
+	if (!*verdict)
+		*verdict = optr_auth_verify(comm->mac_key, w, hdroff, len) ?
+			   1 : -1;
+	return *verdict > 0;
+}
+
+/*
  * One datagram's worth of @w's skb: the OptiReduce header at @hdroff, @len
  * bytes from there to the end of the datagram; @member says whether it
  * came from a member's port (its source address is checked per
@@ -103,6 +128,7 @@ static void optr_receive_one(struct optr_net *on, struct optr_skb_walk *w,
 	bool for_us = false, seen = false;
 	struct optr_sock *osk;
 	struct optr_frag f;
+	int verdict = 0;
 
 	werr = optr_receive_hdr(w, hdroff, len, &f);
 	if (werr) {
@@ -115,6 +141,11 @@ static void optr_receive_one(struct optr_net *on, struct optr_skb_walk *w,
 	if (run->post && f.comm == run->osk->comm->id &&
 	    f.dst == run->osk->comm->rank && f.src == run->post->src) {
 		/* run->osk is locked and not dead. */
+		if (!optr_receive_authentic(run->osk->comm, w, hdroff, len,
+					    &f, &verdict)) {
+			optr_drop(on, run->osk, OPTR_STAT_DROP_AUTH, &f);
+			return;
+		}
 		run->woke |= optr_deliver(run->osk, w, payoff, &f, run->now,
 					  &run->post);
 		return;
@@ -137,6 +168,9 @@ static void optr_receive_one(struct optr_net *on, struct optr_skb_walk *w,
 		if (!member || f.src >= comm->nranks ||
 		    comm->addr[f.src] != saddr) {
 			optr_drop(on, osk, OPTR_STAT_DROP_FOREIGN_SOURCE, &f);
+		} else if (!optr_receive_authentic(comm, w, hdroff, len, &f,
+						   &verdict)) {
+			optr_drop(on, osk, OPTR_STAT_DROP_AUTH, &f);
 		} else if (!osk->dead) {
 			struct optr_post *post = NULL;
 

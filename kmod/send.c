@@ -15,6 +15,7 @@
 #include <net/ip.h>
 #include <net/route.h>
 
+#include "auth.h"
 #include "comm.h"
 #include "netns.h"
 #include "params.h"
@@ -31,7 +32,7 @@
 #define OPTR_PACE_SLACK_NS	(20 * NSEC_PER_USEC)
 /* How far behind its schedule a paced sender may fall and catch up. */
 #define OPTR_PACE_BURST_NS	(200 * NSEC_PER_USEC)
-#define OPTR_UDP_MAX_PAYLOAD	(65507 - sizeof(struct optr_wire_hdr))
+#define OPTR_UDP_MAX_DATA	65507	/* a UDP datagram's payload, at most */
 
 static u32 optr_pace_rate(struct optr_sock *osk)
 {
@@ -91,10 +92,12 @@ static void optr_frag_take(struct sk_buff *skb, int i, bool merge,
  * referenced them are gone, so a steady sender neither allocates nor
  * (with init_on_alloc) zeroes a page per batch. They come from
  * alloc_pages() without __GFP_HIGHMEM, so page_address() maps them
- * whole. The caller accounts for the bytes (optr_append_done).
+ * whole. The caller accounts for the bytes (optr_append_done). With
+ * @mac, the bytes are also fed to that tag, as they land.
  */
 static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
-		       struct optr_txsrc *src, const void *kbuf, u32 len)
+		       struct optr_txsrc *src, const void *kbuf, u32 len,
+		       struct optr_blake2s_state *mac)
 {
 	struct page_frag *pf = &osk->tx_frag;
 
@@ -119,6 +122,8 @@ static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
 			memcpy(addr, kbuf, n);
 			kbuf += n;
 		}
+		if (mac)
+			blake2s_update(mac, addr, n);
 		optr_frag_take(skb, i, merge, pf, n);
 		len -= n;
 	}
@@ -126,30 +131,59 @@ static int optr_append(struct optr_sock *osk, struct sk_buff *skb,
 }
 
 /*
- * One segment of a batch, header @h and then @len bytes from @src, as
- * one stretch of the page fragment cache: one refill check, and one frag
- * that grows (skb_can_coalesce) while the batch stays in the same page,
- * which it mostly does. Where the page has no room for the whole segment
- * (a fallback to a single page), it goes piecewise through optr_append.
+ * optr_append_seg() where the page has no room for the whole segment:
+ * header, payload and (with @key) tag, piecewise, the tag computed as the
+ * bytes land.
+ */
+static int optr_append_pieces(struct optr_sock *osk, struct sk_buff *skb,
+			      const struct optr_wire_hdr *h,
+			      struct optr_txsrc *src, u32 len, const u8 *key)
+{
+	struct optr_blake2s_state st, *mac = NULL;
+	u8 tag[OPTR_WIRE_TAG_LEN];
+	int err;
+
+	if (key) {
+		mac = &st;
+		optr_auth_mac_init(mac, key);
+	}
+	err = optr_append(osk, skb, NULL, h, sizeof(*h), mac);
+	if (!err)
+		err = optr_append(osk, skb, src, NULL, len, mac);
+	if (!mac)
+		return err;
+	if (err) {
+		memzero_explicit(&st, sizeof(st));
+		return err;
+	}
+	blake2s_final(mac, tag);
+	return optr_append(osk, skb, NULL, tag, sizeof(tag), NULL);
+}
+
+/*
+ * One segment of a batch, header @h, then @len bytes from @src, then with
+ * @key (authenticated datagrams) their tag, as one stretch of the page
+ * fragment cache: one refill check, and one frag that grows
+ * (skb_can_coalesce) while the batch stays in the same page, which it
+ * mostly does. Where the page has no room for the whole segment (a
+ * fallback to a single page), it goes piecewise (optr_append_pieces).
  */
 static int optr_append_seg(struct optr_sock *osk, struct sk_buff *skb,
 			   const struct optr_wire_hdr *h,
-			   struct optr_txsrc *src, u32 len)
+			   struct optr_txsrc *src, u32 len, const u8 *key)
 {
 	struct page_frag *pf = &osk->tx_frag;
-	u32 sz = sizeof(*h) + len;
+	u32 body = sizeof(*h) + len;
+	u32 sz = body + (key ? OPTR_WIRE_TAG_LEN : 0);
 	int i = skb_shinfo(skb)->nr_frags;
 	void *addr;
 	bool merge;
-	int err;
 
 	lockdep_assert_held(&osk->tx_lock);
 	if (!optr_txpool_refill(osk, sz))
 		return -ENOMEM;
-	if (pf->size - pf->offset < sz) {
-		err = optr_append(osk, skb, NULL, h, sizeof(*h));
-		return err ? err : optr_append(osk, skb, src, NULL, len);
-	}
+	if (pf->size - pf->offset < sz)
+		return optr_append_pieces(osk, skb, h, src, len, key);
 	merge = skb_can_coalesce(skb, i, pf->page, pf->offset);
 	if (!merge && i >= MAX_SKB_FRAGS)
 		return -EMSGSIZE;
@@ -157,6 +191,8 @@ static int optr_append_seg(struct optr_sock *osk, struct sk_buff *skb,
 	memcpy(addr, h, sizeof(*h));
 	if (optr_txsrc_copy(src, addr + sizeof(*h), len))
 		return -EFAULT;
+	if (key)
+		optr_auth_tag(key, addr, body, addr + body);
 	optr_frag_take(skb, i, merge, pf, sz);
 	return 0;
 }
@@ -190,20 +226,22 @@ static u32 optr_seg_frags(u32 seg)
  * last may be shorter), each behind its own header; *@nseg is set to how
  * many it took, fewer only when the skb ran out of page fragments. With
  * more than one it is a UDP GSO packet (SKB_GSO_UDP_L4, segment = header +
- * fragment): the IP layer and the device path run once for the batch, and
- * it is cut into datagrams only where it has to be, as UDP_SEGMENT sockets
- * do. Its bytes live in page fragments (optr_append), copied from the
- * pages under @iter (txsrc.c); a single datagram is linear, copied from
- * @iter.
+ * fragment [+ tag]): the IP layer and the device path run once for the
+ * batch, and it is cut into datagrams only where it has to be, as
+ * UDP_SEGMENT sockets do. Its bytes live in page fragments (optr_append),
+ * copied from the pages under @iter (txsrc.c); a single datagram is
+ * linear, copied from @iter. With @key every datagram ends in its tag.
  */
 static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 				  u32 *nseg, u32 maxp, u32 hroom,
-				  struct iov_iter *iter, ktime_t deadline,
-				  int *err)
+				  struct iov_iter *iter, const u8 *key,
+				  ktime_t deadline, int *err)
 {
-	const u32 seg = sizeof(struct optr_wire_hdr) + maxp;
+	const u32 tag = key ? OPTR_WIRE_TAG_LEN : 0;
+	const u32 framing = sizeof(struct optr_wire_hdr) + tag;
+	const u32 seg = framing + maxp;
 	u32 data = min_t(u32, *nseg * maxp, f->total - f->offset);
-	u32 wire = *nseg * sizeof(struct optr_wire_hdr) + data;
+	u32 wire = *nseg * framing + data;
 	const bool paged = *nseg > 1;
 	u32 start = f->offset;
 	struct optr_txsrc src;
@@ -224,15 +262,20 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 		if (paged && i && skb_shinfo(skb)->nr_frags +
 				  optr_seg_frags(seg) > MAX_SKB_FRAGS)
 			break;
-		f->flags = (f->flags & OPTR_WIRE_MCAST) |
+		f->flags = (f->flags & (OPTR_WIRE_MCAST | OPTR_WIRE_AUTH)) |
 			   (f->offset + n == f->total ? OPTR_WIRE_LAST : 0);
 		optr_wire_build(&h, f);
 		if (!paged) {
-			skb_put_data(skb, &h, sizeof(h));
-			*err = copy_from_iter(skb_put(skb, n), n, iter) == n ?
+			u8 *p = skb_put(skb, sizeof(h) + n);
+
+			memcpy(p, &h, sizeof(h));
+			*err = copy_from_iter(p + sizeof(h), n, iter) == n ?
 			       0 : -EFAULT;
+			if (!*err && key)
+				optr_auth_tag(key, p, sizeof(h) + n,
+					      skb_put(skb, tag));
 		} else {
-			*err = optr_append_seg(osk, skb, &h, &src, n);
+			*err = optr_append_seg(osk, skb, &h, &src, n, key);
 		}
 		if (*err) {
 			/* None of this batch leaves: the caller counts
@@ -250,8 +293,7 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 	optr_txsrc_release(&src);
 	*nseg = i;
 	if (paged)
-		optr_append_done(osk, skb, i * sizeof(struct optr_wire_hdr) +
-				 f->offset - start);
+		optr_append_done(osk, skb, i * framing + f->offset - start);
 	/* Cut to one segment, it is a plain datagram: the tunnel sets up
 	 * its checksum as for a linear one. A partial checksum here would
 	 * make it take this for an inner one and write a wrong sum.
@@ -268,13 +310,16 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 	return skb;
 }
 
-/* Send the whole message in @iter to one IPv4 destination. */
+/* Send the whole message in @iter to one IPv4 destination; with @key
+ * (authenticated datagrams) each fragment carries its tag.
+ */
 static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 			struct optr_frag *f, struct iov_iter *iter,
-			ktime_t deadline)
+			const u8 *key, ktime_t deadline)
 {
-	const u32 ovh = sizeof(struct iphdr) + sizeof(struct udphdr) +
-			sizeof(struct optr_wire_hdr);
+	const u32 framing = sizeof(struct optr_wire_hdr) +
+			    (key ? OPTR_WIRE_TAG_LEN : 0);
+	const u32 ovh = sizeof(struct iphdr) + sizeof(struct udphdr) + framing;
 	struct optr_net *on = osk->on;
 	struct sock *usk = on->udp->sk;
 	__be16 port = htons(optr_port);
@@ -300,7 +345,7 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 		ip_rt_put(rt);
 		return -EMSGSIZE;
 	}
-	maxp = min_t(u32, dst_mtu(&rt->dst) - ovh, OPTR_UDP_MAX_PAYLOAD);
+	maxp = min_t(u32, dst_mtu(&rt->dst) - ovh, OPTR_UDP_MAX_DATA - framing);
 	hroom = LL_RESERVED_SPACE(rt->dst.dev) + rt->dst.header_len +
 		sizeof(struct iphdr) + sizeof(struct udphdr);
 	if (!ttl)
@@ -308,7 +353,7 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 	/* A batch must fit one IP datagram's length field. */
 	segs_max = min3(optr_tunable_get(&optr_tx_segs), (u32)UDP_MAX_SEGMENTS,
 			(u32)((65535 - sizeof(struct iphdr) - sizeof(struct udphdr)) /
-			      (sizeof(struct optr_wire_hdr) + maxp)));
+			      (framing + maxp)));
 
 	while (f->offset < f->total) {
 		u32 nseg = min(max(segs_max, 1U),
@@ -321,8 +366,8 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 				deadline);
 		if (err)
 			break;
-		skb = optr_build(osk, f, &nseg, maxp, hroom, iter, deadline,
-				 &err);
+		skb = optr_build(osk, f, &nseg, maxp, hroom, iter, key,
+				 deadline, &err);
 		if (!skb)
 			break;
 		/* Each skb takes its own reference on the route. The IP
@@ -408,6 +453,7 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 {
 	struct optr_comm *comm = optr_sock_comm(osk);
 	size_t len = msg_data_left(msg);
+	const u8 *key = NULL;
 	struct optr_frag f = {};
 	ktime_t deadline;
 	u32 timeout_us;
@@ -438,6 +484,10 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 	f.src = comm->rank;
 	f.total = len;
 	f.hint_us = timeout_us;
+	if (comm->flags & OPTIREDUCE_JOIN_AUTH) {
+		key = comm->mac_key;
+		f.flags = OPTR_WIRE_AUTH;
+	}
 
 	err = optr_tx_lock(osk, msg->msg_flags & MSG_DONTWAIT);
 	if (err)
@@ -445,9 +495,10 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 	if (req->dst == OPTIREDUCE_DST_ALL &&
 	    (comm->flags & OPTIREDUCE_JOIN_MCAST)) {
 		f.dst = OPTR_WIRE_DST_ALL;
-		f.flags = OPTR_WIRE_MCAST;
+		f.flags |= OPTR_WIRE_MCAST;
 		err = optr_send_to(osk, comm->group, comm->group_ifindex,
-				   comm->ttl, &f, &msg->msg_iter, deadline);
+				   comm->ttl, &f, &msg->msg_iter, key,
+				   deadline);
 	} else {
 		for (r = 0; r < comm->nranks; r++) {
 			int e;
@@ -457,7 +508,7 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 				continue;
 			f.dst = r;
 			e = optr_send_to(osk, comm->addr[r], 0, 0, &f,
-					 &msg->msg_iter, deadline);
+					 &msg->msg_iter, key, deadline);
 			/* The next peer gets the same bytes from the start. */
 			iov_iter_revert(&msg->msg_iter,
 					len - iov_iter_count(&msg->msg_iter));

@@ -4,6 +4,8 @@
 
 #include <linux/skbuff.h>
 
+#include "compat.h"
+
 /*
  * A place in a received skb's bytes, kept between reads: see skbwalk.c.
  * Lives on the stack of the receive path, for one skb.
@@ -18,5 +20,7 @@ struct optr_skb_walk {
 
 void optr_skb_walk_init(struct optr_skb_walk *w, struct sk_buff *skb);
 int optr_skb_walk_copy(struct optr_skb_walk *w, u32 off, void *to, u32 len);
+int optr_skb_walk_mac(struct optr_skb_walk *w, u32 off, u32 len,
+		      struct optr_blake2s_state *st);
 
 #endif /* _OPTR_SKBWALK_H */

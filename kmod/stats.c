@@ -33,6 +33,7 @@ const char *const optr_stat_names[OPTR_NSTATS] = {
 	[OPTR_STAT_RX_GSO_BATCHES] = "rx_gso_batches",
 	[OPTR_STAT_RX_STEERED] = "rx_steered",
 	[OPTR_STAT_DROP_MEM_LIMIT] = "drop_mem_limit",
+	[OPTR_STAT_DROP_AUTH] = "drop_auth",
 };
 
 void optr_stat_net(struct optr_net *on, enum optr_stat s, u64 n)

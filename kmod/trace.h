@@ -94,7 +94,8 @@ TRACE_EVENT(optireduce_drop,
 				   { OPTR_STAT_DROP_NO_POST, "no_post" },
 				   { OPTR_STAT_DROP_OUT_OF_BOUNDS, "out_of_bounds" },
 				   { OPTR_STAT_DROP_NOMEM, "nomem" },
-				   { OPTR_STAT_DROP_MEM_LIMIT, "mem_limit" }),
+				   { OPTR_STAT_DROP_MEM_LIMIT, "mem_limit" },
+				   { OPTR_STAT_DROP_AUTH, "auth" }),
 		  __entry->comm, __entry->round, __entry->src)
 );
 

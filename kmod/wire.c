@@ -14,15 +14,21 @@ static_assert(sizeof(struct optr_wire_hdr) == 36);
 
 /*
  * Parse and validate a header; datalen is the whole UDP payload (header
- * included). A fragment must carry at least one byte, lie inside its
- * message, and carry the LAST flag exactly when it ends the message.
+ * and tag included). A fragment must carry at least one byte, lie inside
+ * its message, and carry the LAST flag exactly when it ends the message.
+ * The tag is the receive path's to check, against the communicator's key.
  */
 enum optr_wire_err optr_wire_parse(const struct optr_wire_hdr *h,
 				   unsigned int datalen, struct optr_frag *f)
 {
+	u32 tag;
+
 	if (datalen <= sizeof(*h))
 		return OPTR_WIRE_MALFORMED;
 	if (h->version != OPTR_WIRE_VERSION || (h->flags & ~OPTR_WIRE_FLAGS))
+		return OPTR_WIRE_MALFORMED;
+	tag = h->flags & OPTR_WIRE_AUTH ? OPTR_WIRE_TAG_LEN : 0;
+	if (datalen <= sizeof(*h) + tag)
 		return OPTR_WIRE_MALFORMED;
 
 	f->flags = h->flags;
@@ -34,7 +40,7 @@ enum optr_wire_err optr_wire_parse(const struct optr_wire_hdr *h,
 	f->offset = be32_to_cpu(h->offset);
 	f->total = be32_to_cpu(h->total);
 	f->hint_us = be32_to_cpu(h->hint_us);
-	f->len = datalen - sizeof(*h);
+	f->len = datalen - sizeof(*h) - tag;
 
 	if (f->src >= OPTIREDUCE_MAX_RANKS ||
 	    (f->dst >= OPTIREDUCE_MAX_RANKS && f->dst != OPTR_WIRE_DST_ALL))

@@ -8,13 +8,19 @@
 #define _OPTR_WIRE_H
 
 #include <linux/types.h>
+#include <uapi/linux/optireduce.h>
 
 #define OPTR_WIRE_VERSION	1
 
 /* flags */
 #define OPTR_WIRE_LAST		0x01	/* highest-offset fragment of a message */
 #define OPTR_WIRE_MCAST		0x02	/* sent once to the group */
-#define OPTR_WIRE_FLAGS		(OPTR_WIRE_LAST | OPTR_WIRE_MCAST)
+#define OPTR_WIRE_AUTH		0x04	/* a tag follows the payload */
+#define OPTR_WIRE_FLAGS		(OPTR_WIRE_LAST | OPTR_WIRE_MCAST | \
+				 OPTR_WIRE_AUTH)
+
+/* With OPTR_WIRE_AUTH: the tag's bytes, after the payload (see auth.c). */
+#define OPTR_WIRE_TAG_LEN	OPTIREDUCE_AUTH_TAG_LEN
 
 #define OPTR_WIRE_DST_ALL	0xffff
 
@@ -39,7 +45,7 @@ struct optr_frag {
 	u32 round;
 	u32 msg;
 	u32 offset;
-	u32 len;		/* payload bytes in this fragment */
+	u32 len;		/* payload bytes in this fragment, no tag */
 	u32 total;
 	u32 hint_us;
 	u16 src;

@@ -102,6 +102,87 @@ wait_ranks() {
 	return $st
 }
 
+# For the scripts that run optr_peer ranks and forge datagrams at them
+# (transport_test.sh, malformed_test.sh, auth_test.sh).
+#
+# peer_prepare NAME: skip the test unless it runs as root and optr_peer is
+# built; load the module; set PEER, PORT (the module's UDP port) and WORK,
+# a scratch folder /tmp/optr-NAME-*.
+peer_prepare() {
+	require_root
+	PEER=$SELFTESTS_DIR/optr_peer
+	require_built "$PEER"
+	optr_load || { ktap_fail "module loads"; ktap_finish; }
+	PORT=$(cat "$PARAMS/port")
+	WORK=$(mktemp -d "/tmp/optr-$1-XXXXXX")
+}
+
+# del_namespaces: every namespace of NS_LIST, in one `ip -batch` instead
+# of one process each.
+del_namespaces() {
+	if [ ${#NS_LIST[@]} -gt 0 ]; then
+		printf 'netns del %s\n' "${NS_LIST[@]}" |
+			ip -force -batch - 2>/dev/null
+	fi
+	NS_LIST=()
+}
+
+# peer_cleanup (the EXIT trap of peer_prepare's scripts): kill the
+# processes in PIDS, delete the namespaces, remove WORK.
+peer_cleanup() {
+	local p
+
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	del_namespaces
+	rm -rf "$WORK"
+}
+
+# net_counters HOST: "NAME VALUE" per namespace counter of HOST.
+net_counters() {
+	in_host "$1" cat /proc/net/optireduce | awk '$1 == "net" { print $2, $3 }'
+}
+
+# victim_opened HOST TX: wait (20 s at most) until the one socket on HOST
+# has opened its first round and its own send of it (TX datagrams, to a
+# rank nobody plays yet) has left; 1 if it did not.
+victim_opened() {
+	local p=/proc/net/optireduce
+
+	busywait 20000 sh -c "ip netns exec ${HOST_NS[$1]} cat $p |
+		grep -q 'rounds 1' && ip netns exec ${HOST_NS[$1]} cat $p |
+		grep -qx 'net tx_packets $2'"
+}
+
+# victim_joined_by_rank0 START SIZES [ARGS...]: the victim (rank 1 of
+# $COMM, PIDS[0], output in $WORK/out1, holding at --go-file $WORK/go) is
+# joined by rank 0 on host 0 with ARGS, for 3 rounds from START of SIZES;
+# wait for both, print their result lines, and set rc0 and rc1 to their
+# exit statuses.
+victim_joined_by_rank0() {
+	local start=$1 sizes=$2
+
+	shift 2
+	in_host 0 "$PEER" --comm "$COMM" --rank 0 --peers "$PEERS" "$@" \
+		--rounds 3 --start-round "$start" --sizes "$sizes" \
+		--ready-file "$WORK/ready0" --go-file "$WORK/go" \
+		>"$WORK/out0" 2>&1 &
+	PIDS+=($!)
+	busywait 60000 test -e "$WORK/ready0"
+	touch "$WORK/go"
+	wait "${PIDS[0]}"
+	rc1=$?
+	wait "${PIDS[1]}"
+	rc0=$?
+	PIDS=()
+	grep -h '^result\|MISMATCH\|optr_peer' "$WORK/out0" "$WORK/out1" |
+		sed 's/^/# /'
+}
+
+# sock_stat FILE NAME: the counter NAME of optr_peer's "stat" lines.
+sock_stat() { awk -v k="$2" '$1 == "stat" && $2 == k { print $3 }' "$1"; }
+
 # For the scripts that run $AR (lib/build/examples/allreduce_rank) as
 # ranks in the namespaces of setup_bridge or fabric_setup, with their
 # outputs in the scratch folder $OUT.

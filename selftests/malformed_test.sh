@@ -41,38 +41,16 @@
 # Counters become shell variables through load_counters (printf -v):
 # shellcheck disable=SC2154
 . "$(dirname "$0")/lib.sh"
-require_root
+peer_prepare malformed
+PIDS=()
+trap peer_cleanup EXIT
 
-PEER=$SELFTESTS_DIR/optr_peer
-require_built "$PEER"
-optr_load || { ktap_fail "module loads"; ktap_finish; }
-
-PORT=$(cat "$PARAMS/port")
-WORK=$(mktemp -d /tmp/optr-malformed-XXXXXX)
 COMM=4242
 # The victim's first round; its message from rank 0 is 4000 bytes.
 ROUND=5
 SIZE0=4000
 # Its second round's message (python's pieces with holes).
 SIZE1=65536
-
-cleanup() {
-	local p
-
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	[ ${#NS_LIST[@]} -gt 0 ] &&
-		printf 'netns del %s\n' "${NS_LIST[@]}" | ip -force -batch - 2>/dev/null
-	rm -rf "$WORK"
-}
-PIDS=()
-trap cleanup EXIT
-
-# net_counters HOST: "NAME VALUE" per namespace counter of HOST.
-net_counters() {
-	in_host "$1" cat /proc/net/optireduce | awk '$1 == "net" { print $2, $3 }'
-}
 
 # load_counters FILE PREFIX: shell variables PREFIX_NAME from FILE.
 load_counters() {
@@ -99,67 +77,33 @@ busywait 60000 test -e "$WORK/ready1" ||
 	{ ktap_fail "victim joined"; ktap_finish; }
 # Round 5 is open once it has posted (its socket line says so), and its
 # own 3-fragment send to rank 0 (lost: no member there yet) is done.
-busywait 20000 sh -c "ip netns exec ${HOST_NS[1]} cat /proc/net/optireduce |
-	grep -q 'rounds 1' && ip netns exec ${HOST_NS[1]} cat /proc/net/optireduce |
-	grep -qx 'net tx_packets 3'" ||
-	{ ktap_fail "victim opened its round"; ktap_finish; }
+victim_opened 1 3 || { ktap_fail "victim opened its round"; ktap_finish; }
 net_counters 1 >"$WORK/before"
 
-python3 - "$WORK/expect" "/run/netns/${HOST_NS[2]}" "/run/netns/${HOST_NS[0]}" \
+PYTHONPATH=$SELFTESTS_DIR python3 - "$WORK/expect" "/run/netns/${HOST_NS[2]}" "/run/netns/${HOST_NS[0]}" \
 	"${HOST_IP[1]}" "$PORT" "$COMM" "$ROUND" "$SIZE0" "$SIZE1" \
 	"$WORK/out1" <<'EOF'
-import ctypes, os, random, socket, struct, sys, time
+import random, socket, struct, sys, time
+from optr_wire import (M, LAST, MCAST, AUTH, TAG_LEN as TAG, Sock, hdr as
+                       wire_hdr, pattern)
 
 (expect_file, ns_stranger, ns_rank0, victim, port, comm, rnd,
  size0, size1, victim_out) = sys.argv[1:]
 port, comm, rnd, size0, size1 = (int(port), int(comm), int(rnd), int(size0),
                                  int(size1))
 VICTIM_RANK, NRANKS, MAX_RANKS, ALL = 1, 2, 1024, 0xffff
-LAST, MCAST = 0x01, 0x02
-M = 0xffffffff
 
-libc = ctypes.CDLL(None, use_errno=True)
-
-def udp_in(ns, raw=False):
-    fd = os.open(ns, os.O_RDONLY)
-    if libc.setns(fd, 0x40000000) != 0:        # CLONE_NEWNET
-        raise OSError(ctypes.get_errno(), "setns " + ns)
-    os.close(fd)
-    if raw:
-        s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_UDP)
-    else:
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    # Bigger than the MTU is fragmented by IP, never refused.
-    s.setsockopt(socket.IPPROTO_IP, 10, 0)     # IP_MTU_DISCOVER: DONT
-    return s
-
-class Sock:
-    """A UDP socket in a namespace that counts what it sends. member_port:
-    a raw socket that sends from the module's port, as members do (a
-    plain one cannot: the module's socket holds that port)."""
-    def __init__(self, ns, member_port=False):
-        self.raw = member_port
-        self.s = udp_in(ns, member_port)
-
-    def sendto(self, p, addr):
-        global sent
-        sent += 1
-        if self.raw:        # checksum 0: none, which IPv4 allows
-            p = struct.pack(">HHHH", port, port, 8 + len(p), 0) + p
-            addr = (addr[0], 0)
-        self.s.sendto(p, addr)
-
-sent = 0
-stranger = Sock(ns_stranger)
-rank0 = Sock(ns_rank0, member_port=True)
-rank0_other_port = Sock(ns_rank0)
+gso_sent = 0
+stranger = Sock(ns_stranger, port)
+rank0 = Sock(ns_rank0, port, member_port=True)
+rank0_other_port = Sock(ns_rank0, port)
 
 def hdr(version=1, flags=LAST, src=0, dst=VICTIM_RANK, comm=comm,
         round=rnd, msg=1, offset=0, total=None, plen=100):
     if total is None:
         total = offset + plen
-    return struct.pack(">BBHHHIIIIIII", version, flags, src, dst, 0,
-                       comm, round, msg, offset, total, 0, 0)
+    return wire_hdr(comm, round, msg, offset, total, src, dst, flags,
+                    version)
 
 def pkt(plen=100, **kw):
     return hdr(plen=plen, **kw) + b"\x55" * plen
@@ -173,8 +117,12 @@ def classify(p, from_member=False):
     (ver, flags, src, dst, _, c, _, _, off, total, _, _) = \
         struct.unpack(">BBHHHIIIIIII", p[:36])
     plen = len(p) - 36
-    if ver != 1 or flags & ~(LAST | MCAST):
+    if ver != 1 or flags & ~(LAST | MCAST | AUTH):
         return "drop_malformed"
+    if flags & AUTH:            # a tag follows the payload
+        if plen <= TAG:
+            return "drop_malformed"
+        plen -= TAG
     if src >= MAX_RANKS or (dst >= MAX_RANKS and dst != ALL):
         return "drop_malformed"
     if (dst != ALL) if flags & MCAST else (dst == ALL):
@@ -190,7 +138,8 @@ def classify(p, from_member=False):
     if (dst == ALL or dst == VICTIM_RANK) and src != VICTIM_RANK:
         if src >= NRANKS or not from_member:
             return "drop_foreign_source"
-        return "deliver"
+        # The victim's communicator does not authenticate its datagrams.
+        return "drop_auth" if flags & AUTH else "deliver"
     # Nobody here for it; a group datagram whose only local member is
     # its sender is not a drop.
     return None if dst == ALL else "drop_unknown_comm"
@@ -216,7 +165,8 @@ for n in (1, 20, 35):                       # truncated header
     send(S, hdr()[:n], "drop_malformed")
 S.sendto(b"", (victim, port)); count("drop_malformed")   # empty datagram
 send(S, hdr(plen=0), "drop_malformed")      # header, no payload
-send(S, pkt(flags=LAST | 0x04), "drop_malformed")         # unknown flag
+send(S, pkt(flags=LAST | 0x08), "drop_malformed")         # unknown flag
+send(S, pkt(flags=LAST | AUTH, plen=TAG), "drop_malformed")  # only a tag
 send(S, pkt(flags=LAST | MCAST), "drop_malformed")        # MCAST to a rank
 send(S, pkt(dst=ALL), "drop_malformed")     # to all, not MCAST
 send(S, pkt(total=0, flags=0), "drop_malformed")
@@ -271,14 +221,14 @@ for i in range(300):
 # its own, including a last one shorter than the segment size.
 UDP_SEGMENT, SEG = 103, 136
 segs = [pkt(version=2), pkt(comm=comm + 1), pkt(src=0),
-        pkt(flags=LAST | 0x04), hdr()[:20]]
+        pkt(flags=LAST | 0x08), hdr()[:20]]
 for p in segs:
     if len(p) != SEG and p is not segs[-1]:
         sys.exit("test bug: segment of %d bytes" % len(p))
     count(classify(p))
 S.s.sendmsg([b"".join(segs)], [(socket.SOL_UDP, UDP_SEGMENT,
                                 struct.pack("H", SEG))], 0, (victim, port))
-sent += len(segs)
+gso_sent += len(segs)
 count("rx_gso_batches")
 
 # From rank 0's own address: well-formed, for the victim's socket.
@@ -294,23 +244,14 @@ send(A, pkt(src=5), "drop_foreign_source", True)            # rank 5 of 2
 send(rank0_other_port, pkt(), "drop_foreign_source")
 send(A, pkt(src=VICTIM_RANK), "drop_unknown_comm", True)    # "from" itself
 send(A, pkt(dst=0), "drop_unknown_comm", True)              # for rank 0
+# Tagged, to a communicator that does not authenticate.
+send(A, hdr(flags=LAST | AUTH, plen=100 - TAG) + b"\x55" * 100,
+     "drop_auth", True)
 
 # The real message of the round, in two overlapping pieces: bytes
 # [0, 1000), then [500, 4000) as one datagram IP must fragment; then the
 # first piece once more, after the post completed (stale). The bytes are
-# optr_peer's pattern (keep in sync with optr_peer.c).
-def mix(x):
-    x &= M
-    x ^= x >> 16
-    x = (x * 0x7feb352d) & M
-    return x ^ (x >> 15)
-
-def pattern(rnd, src, n):
-    seed = mix(((rnd * 0x9e3779b1) ^ ((src + 1) * 0x85ebca6b) ^
-                (1 * 0xc2b2ae35)) & M)
-    return bytes((mix(seed + (i >> 5) * 0x9e3779b1) + i) & 0x7f
-                 for i in range(n))
-
+# optr_peer's pattern.
 data = pattern(rnd, 0, size0)
 first = hdr(total=size0, plen=1000, flags=0) + data[:1000]
 A.sendto(first, (victim, port))
@@ -387,7 +328,8 @@ print("# round %d: %d pieces, %d left out: %d bytes in %d holes"
 with open(expect_file, "w") as f:
     for k, v in sorted(expect.items()):
         f.write("%s %d\n" % (k, v))
-print("# python sent %d datagrams" % sent)
+print("# python sent %d datagrams" % (stranger.sent + rank0.sent +
+                                     rank0_other_port.sent + gso_sent))
 EOF
 py=$?
 ktap_check "forged datagrams sent (python exit status $py)" test $py -eq 0
@@ -435,18 +377,7 @@ fi
 grep -v _max "$WORK/expect" | sed 's/^/# expected: +/' 
 
 # Now the real rank 0: three more rounds with the same victim socket.
-in_host 0 "$PEER" --comm $COMM --rank 0 --peers "$PEERS" \
-	--rounds 3 --start-round $((ROUND + 2)) --sizes 65536,1500,9000 \
-	--ready-file "$WORK/ready0" --go-file "$WORK/go" >"$WORK/out0" 2>&1 &
-PIDS+=($!)
-busywait 60000 test -e "$WORK/ready0"
-touch "$WORK/go"
-wait "${PIDS[0]}"
-rc1=$?
-wait "${PIDS[1]}"
-rc0=$?
-PIDS=()
-grep -h '^result\|MISMATCH\|optr_peer' "$WORK/out0" "$WORK/out1" | sed 's/^/# /'
+victim_joined_by_rank0 $((ROUND + 2)) 65536,1500,9000
 # --expect-loss for round 6; every other round must be complete.
 ktap_check "victim socket still delivers byte-exact afterwards (exit $rc1)" \
 	grep -q "^result rank=1 rounds=5 complete=4 expired=0 early=1 .* mismatches=0 " "$WORK/out1"
@@ -454,7 +385,6 @@ ktap_check "rank 0 byte-exact (exit $rc0)" test $rc0 -eq 0
 
 # The drops the socket can be blamed for are in its own counters too; the
 # held future-round datagram was dropped as no_post once that round came.
-sock_stat() { awk -v k="$2" '$1 == "stat" && $2 == k { print $3 }' "$1"; }
 net_counters 1 >"$WORK/final"
 load_counters "$WORK/final" F
 ok=1

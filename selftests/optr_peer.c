@@ -19,6 +19,7 @@
  * malformed_test.sh computes the same pattern in python (keep in sync).
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -47,6 +48,7 @@ static const char *const stat_names[] = {
 	"drop_unknown_comm", "drop_foreign_source", "drop_stale_round",
 	"drop_no_post", "drop_out_of_bounds", "bytes_lost", "backlog_queued",
 	"drop_nomem", "rx_gso_batches", "rx_steered", "drop_mem_limit",
+	"drop_auth",
 };
 _Static_assert(ARRAY_SIZE(stat_names) ==
 	       sizeof(struct optireduce_stats) / sizeof(__u64),
@@ -78,6 +80,8 @@ struct opts {
 	const char *go_file;
 	__u32 go_round;
 	bool have_go_round;
+	__u8 secret[OPTIREDUCE_SECRET_LEN];
+	bool auth;
 	bool net_counters;
 	const char *netns;
 	bool watch_stalls;
@@ -242,6 +246,8 @@ static void usage(void)
 "  --sizes A,B,C         sizes cycling per round\n"
 "  --mcast GROUP --dev IF  join with a multicast group on interface IF\n"
 "  --unicast             one SEND per destination instead of DST_ALL\n"
+"  --secret HEX          the communicator's secret, 64 hex digits\n"
+"  --auth                authenticated datagrams (needs --secret)\n"
 "  --deadline-us D       round deadline (default 10000000; 0 = adaptive)\n"
 "  --early-us T          typical round for the early timeout (default 0:\n"
 "                        the socket's estimate)\n"
@@ -326,6 +332,22 @@ static void parse_missing(char *arg)
 	o.expect_missing = true;
 }
 
+static void parse_secret(const char *arg)
+{
+	int i;
+
+	if (strlen(arg) != 2 * OPTIREDUCE_SECRET_LEN)
+		usage();
+	for (i = 0; i < OPTIREDUCE_SECRET_LEN; i++) {
+		unsigned int b;
+
+		if (!isxdigit(arg[2 * i]) || !isxdigit(arg[2 * i + 1]) ||
+		    sscanf(arg + 2 * i, "%2x", &b) != 1)
+			usage();
+		o.secret[i] = b;
+	}
+}
+
 static void parse(int argc, char **argv)
 {
 	enum {
@@ -333,7 +355,7 @@ static void parse(int argc, char **argv)
 		O_MCAST, O_DEV, O_UNICAST, O_DEADLINE, O_EARLY, O_STIMEO, O_PACE,
 		O_SILENT, O_LOSS, O_MISSING, O_START, O_START_AT, O_LINGER,
 		O_PER_ROUND, O_STATS, O_READY, O_GO, O_DELAY, O_GO_ROUND,
-		O_NETC, O_NETNS, O_STALLS,
+		O_NETC, O_NETNS, O_STALLS, O_SECRET, O_AUTH,
 	};
 	static const struct option lo[] = {
 		{ "comm", 1, NULL, O_COMM },
@@ -364,6 +386,8 @@ static void parse(int argc, char **argv)
 		{ "net-counters", 0, NULL, O_NETC },
 		{ "netns", 1, NULL, O_NETNS },
 		{ "watch-stalls", 0, NULL, O_STALLS },
+		{ "secret", 1, NULL, O_SECRET },
+		{ "auth", 0, NULL, O_AUTH },
 		{}
 	};
 	bool have_comm = false;
@@ -455,6 +479,12 @@ static void parse(int argc, char **argv)
 		case O_STALLS:
 			o.watch_stalls = true;
 			break;
+		case O_SECRET:
+			parse_secret(optarg);
+			break;
+		case O_AUTH:
+			o.auth = true;
+			break;
 		default:
 			usage();
 		}
@@ -479,12 +509,15 @@ static int join(void)
 	j->comm = o.comm;
 	j->rank = o.rank;
 	j->nranks = o.nranks;
+	memcpy(j->secret, o.secret, sizeof(j->secret));
+	if (o.auth)
+		j->flags |= OPTIREDUCE_JOIN_AUTH;
 	if (o.mcast) {
 		struct in_addr g;
 
 		if (!inet_aton(o.mcast, &g))
 			usage();
-		j->flags = OPTIREDUCE_JOIN_MCAST;
+		j->flags |= OPTIREDUCE_JOIN_MCAST;
 		j->group.family = AF_INET;
 		j->group.ifindex = if_nametoindex(o.dev);
 		if (!j->group.ifindex)
@@ -498,6 +531,7 @@ static int join(void)
 	}
 	if (setsockopt(fd, sol, OPTIREDUCE_JOIN, j, len))
 		die("OPTIREDUCE_JOIN: %s", strerror(errno));
+	memset(j->secret, 0, sizeof(j->secret));
 	free(j);
 	if (o.pace_mbps >= 0) {
 		__u32 p = o.pace_mbps;

@@ -68,6 +68,10 @@ TEST(join_validation)
 	j->flags = 0x80;
 	EXPECT_ERRNO(EINVAL, setsockopt(fd, sol, OPTIREDUCE_JOIN, j,
 					join_len(2)));
+	/* Authenticated datagrams with no secret to key them. */
+	j->flags = OPTIREDUCE_JOIN_AUTH;
+	EXPECT_ERRNO(EINVAL, setsockopt(fd, sol, OPTIREDUCE_JOIN, j,
+					join_len(2)));
 	j->flags = 0;
 	j->reserved = 1;
 	EXPECT_ERRNO(EINVAL, setsockopt(fd, sol, OPTIREDUCE_JOIN, j,

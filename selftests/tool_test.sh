@@ -117,7 +117,7 @@ STATS = ("rounds_opened rounds_completed rounds_expired rounds_early "
          "rx_bytes rx_duplicate drop_malformed drop_unknown_comm "
          "drop_foreign_source drop_stale_round drop_no_post "
          "drop_out_of_bounds bytes_lost backlog_queued drop_nomem rx_gso_batches "
-         "rx_steered drop_mem_limit").split()
+         "rx_steered drop_mem_limit drop_auth").split()
 
 def check(name, cond, why=""):
     print(("ok " if cond else "not ok ") + name)

@@ -27,13 +27,7 @@
 # The counters are shell variables made by summarize (eval):
 # shellcheck disable=SC2154
 . "$(dirname "$0")/lib.sh"
-require_root
-
-PEER=$SELFTESTS_DIR/optr_peer
-require_built "$PEER"
-optr_load || { ktap_fail "module loads"; ktap_finish; }
-
-PORT=$(cat "$PARAMS/port")
+peer_prepare transport
 
 # Kernels with KASAN/kmemleak/lockdep (the debug guest) run everything
 # about ten times slower under TCG: deadlines and time bounds scale by
@@ -61,7 +55,6 @@ MTU=1500
 # Payload per datagram (send.c): route MTU - IPv4 - UDP - wire header.
 FRAG=$((MTU - 20 - 8 - 36))
 GROUP=239.77.0.1
-WORK=$(mktemp -d /tmp/optr-transport-XXXXXX)
 COMM=1000
 PEERS_OVERRIDE=
 
@@ -69,11 +62,7 @@ BACKLOG_KB=$(cat "$PARAMS/backlog_kb")
 cleanup() {
 	echo "$BACKLOG_KB" >"$PARAMS/backlog_kb"
 	[ -n "${TX_SEGS_DEFAULT:-}" ] && wire_batched
-	if [ ${#NS_LIST[@]} -gt 0 ]; then
-		# One `ip -batch` instead of one process per namespace.
-		printf 'netns del %s\n' "${NS_LIST[@]}" |
-			ip -force -batch - 2>/dev/null
-	fi
+	del_namespaces
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -217,7 +206,7 @@ STAT_NAMES="rounds_opened rounds_completed rounds_expired rounds_early
 	rounds_cancelled tx_packets tx_bytes tx_dropped rx_packets rx_bytes
 	rx_duplicate drop_malformed drop_unknown_comm drop_foreign_source
 	drop_stale_round drop_no_post drop_out_of_bounds bytes_lost
-	backlog_queued drop_nomem rx_gso_batches rx_steered drop_mem_limit"
+	backlog_queued drop_nomem rx_gso_batches rx_steered drop_mem_limit drop_auth"
 
 CASE_FAIL=()
 # want DESC ACTUAL OP EXPECTED: one condition of the current case.

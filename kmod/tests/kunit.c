@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suites for the module's pure logic: header parsing, received-range
- * bookkeeping and the adaptive deadline rule. Built into optireduce.ko when
+ * bookkeeping, the adaptive deadline rule, reading skbs and the datagram
+ * tag. Built into optireduce.ko when
  * the kernel has CONFIG_KUNIT (the debug kernel), and run at load time;
  * results appear in dmesg as KTAP and in debugfs under kunit/.
  */
@@ -11,6 +12,7 @@
 #include <linux/slab.h>
 #include <uapi/linux/optireduce.h>
 
+#include "../auth.h"
 #include "../estimate.h"
 #include "../ranges.h"
 #include "../skbwalk.h"
@@ -47,6 +49,28 @@ static void wire_roundtrip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, g.src, 1);
 	KUNIT_EXPECT_EQ(test, g.dst, 2);
 	KUNIT_EXPECT_EQ(test, g.flags, OPTR_WIRE_LAST);
+}
+
+/* With the AUTH flag the last OPTR_WIRE_TAG_LEN bytes are not payload. */
+static void wire_auth_tag_room(struct kunit *test)
+{
+	struct optr_wire_hdr h;
+	struct optr_frag f, g;
+
+	optr_frag_fill(&f, 100, 50, 150);
+	f.flags |= OPTR_WIRE_AUTH;
+	optr_wire_build(&h, &f);
+	KUNIT_ASSERT_EQ(test, OPTR_WIRE_OK,
+			optr_wire_parse(&h, sizeof(h) + 50 + OPTR_WIRE_TAG_LEN,
+					&g));
+	KUNIT_EXPECT_EQ(test, g.len, 50U);
+	KUNIT_EXPECT_EQ(test, g.flags, OPTR_WIRE_LAST | OPTR_WIRE_AUTH);
+	/* The tag taken for payload: the LAST flag no longer fits. */
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_MALFORMED,
+			optr_wire_parse(&h, sizeof(h) + 50, &g));
+	/* A tag and nothing else. */
+	KUNIT_EXPECT_EQ(test, OPTR_WIRE_MALFORMED,
+			optr_wire_parse(&h, sizeof(h) + OPTR_WIRE_TAG_LEN, &g));
 }
 
 static void wire_malformed(struct kunit *test)
@@ -334,6 +358,15 @@ static struct sk_buff *skbwalk_skb(struct kunit *test)
 	return skb;
 }
 
+/* A pseudo-random range [*o, *o + *n) of @len bytes, at most @max long. */
+static void skbwalk_pick(u32 *seed, u32 len, u32 max, u32 *o, u32 *n)
+{
+	*seed = *seed * 1103515245 + 12345;
+	*o = (*seed >> 8) % len;
+	*seed = *seed * 1103515245 + 12345;
+	*n = 1 + (*seed >> 8) % min(len - *o, max);
+}
+
 /* Reads forward in datagram-like steps, then behind, then past the end. */
 static void skbwalk_reads(struct kunit *test)
 {
@@ -361,10 +394,7 @@ static void skbwalk_reads(struct kunit *test)
 	for (i = 0; i < 200; i++) {
 		u32 o, n;
 
-		seed = seed * 1103515245 + 12345;
-		o = (seed >> 8) % skb->len;
-		seed = seed * 1103515245 + 12345;
-		n = 1 + (seed >> 8) % min(skb->len - o, 5000U);
+		skbwalk_pick(&seed, skb->len, 5000, &o, &n);
 		memset(got, 0, n);
 		KUNIT_ASSERT_EQ(test, 0, optr_skb_walk_copy(&w, o, got, n));
 		KUNIT_EXPECT_EQ(test, 0, memcmp(got, want + o, n));
@@ -375,8 +405,91 @@ static void skbwalk_reads(struct kunit *test)
 	kfree_skb(skb);
 }
 
+/*
+ * The tag of bytes read where they lie in the skb's head and frags
+ * (optr_skb_walk_mac) is the tag of the same bytes in one flat buffer;
+ * optr_auth_verify() takes a datagram whose last bytes are that tag and
+ * refuses it with any byte changed.
+ */
+static void skbwalk_mac(struct kunit *test)
+{
+	struct sk_buff *skb = skbwalk_skb(test);
+	u8 key[OPTR_AUTH_KEY_LEN], secret[OPTIREDUCE_SECRET_LEN] = { 1, 2 };
+	u8 got[OPTR_WIRE_TAG_LEN], want[OPTR_WIRE_TAG_LEN];
+	struct optr_blake2s_state st;
+	struct optr_skb_walk w;
+	u32 seed = 4242, i;
+	u8 *flat;
+
+	flat = kunit_kmalloc(test, skb->len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, flat);
+	for (i = 0; i < skb->len; i++)
+		flat[i] = i % 251;
+	optr_auth_key(key, secret);
+	optr_skb_walk_init(&w, skb);
+	for (i = 0; i < 50; i++) {
+		u32 o, n;
+
+		skbwalk_pick(&seed, skb->len, 9000, &o, &n);
+		optr_auth_mac_init(&st, key);
+		KUNIT_ASSERT_EQ(test, 0, optr_skb_walk_mac(&w, o, n, &st));
+		blake2s_final(&st, got);
+		optr_auth_tag(key, flat + o, n, want);
+		KUNIT_EXPECT_EQ(test, 0, memcmp(got, want, sizeof(got)));
+	}
+	optr_auth_mac_init(&st, key);
+	KUNIT_EXPECT_NE(test, 0, optr_skb_walk_mac(&w, skb->len - 1, 2, &st));
+	memzero_explicit(&st, sizeof(st));
+
+	/* A datagram at 100 whose tag is right, then one byte changed. */
+	optr_auth_tag(key, flat + 100, 5000, want);
+	KUNIT_ASSERT_EQ(test, 0, skb_store_bits(skb, 5100, want, sizeof(want)));
+	KUNIT_EXPECT_TRUE(test, optr_auth_verify(key, &w, 100,
+						 5000 + sizeof(want)));
+	flat[4321] ^= 0x20;
+	KUNIT_ASSERT_EQ(test, 0, skb_store_bits(skb, 4321, &flat[4321], 1));
+	KUNIT_EXPECT_FALSE(test, optr_auth_verify(key, &w, 100,
+						  5000 + sizeof(want)));
+	kfree_skb(skb);
+}
+
+/* ---- datagram tag ---- */
+
+/*
+ * Known answers, from another BLAKE2s (Python's hashlib: the key is
+ * blake2s(label, key=secret, digest_size=32), the tag blake2s(data,
+ * key=key, digest_size=16)), for secret 0..31 and data 0..99.
+ */
+static void auth_known_answer(struct kunit *test)
+{
+	static const u8 want_key[OPTR_AUTH_KEY_LEN] = {
+		0xbe, 0xe2, 0xb2, 0x23, 0xae, 0x1f, 0x9c, 0x37,
+		0x2e, 0xc7, 0x36, 0x09, 0x16, 0x7f, 0x59, 0x19,
+		0x02, 0xe6, 0xe8, 0x3f, 0x45, 0x1a, 0x71, 0x91,
+		0xf6, 0xe2, 0x9a, 0x0f, 0x22, 0x75, 0xec, 0x75,
+	};
+	static const u8 want_tag[OPTR_WIRE_TAG_LEN] = {
+		0xbe, 0x66, 0x81, 0xaf, 0xba, 0x7c, 0x73, 0xb5,
+		0x1c, 0x62, 0x33, 0x77, 0xe2, 0xf6, 0xd2, 0x4c,
+	};
+	u8 secret[OPTIREDUCE_SECRET_LEN], data[100];
+	u8 key[OPTR_AUTH_KEY_LEN], tag[OPTR_WIRE_TAG_LEN];
+	int i;
+
+	for (i = 0; i < sizeof(secret); i++)
+		secret[i] = i;
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = i;
+	optr_auth_key(key, secret);
+	KUNIT_EXPECT_EQ(test, 0, memcmp(key, want_key, sizeof(key)));
+	optr_auth_tag(key, data, sizeof(data), tag);
+	KUNIT_EXPECT_EQ(test, 0, memcmp(tag, want_tag, sizeof(tag)));
+}
+
 static struct kunit_case optr_wire_cases[] = {
 	KUNIT_CASE(wire_roundtrip),
+	KUNIT_CASE(wire_auth_tag_room),
+	KUNIT_CASE(auth_known_answer),
 	KUNIT_CASE(wire_malformed),
 	KUNIT_CASE(wire_bounds),
 	{}
@@ -397,6 +510,7 @@ static struct kunit_case optr_estimate_cases[] = {
 
 static struct kunit_case optr_skbwalk_cases[] = {
 	KUNIT_CASE(skbwalk_reads),
+	KUNIT_CASE(skbwalk_mac),
 	{}
 };
 

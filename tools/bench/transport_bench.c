@@ -75,6 +75,7 @@ static struct {
 	size_t msg;
 	unsigned int ahead, verify_every, port;
 	bool credit;
+	bool auth;
 	double warmup, duration, timeout;
 	__u32 comm, deadline_us, timeout_us;
 } opt = {
@@ -368,9 +369,19 @@ static int optr_sock_joined(__u32 rank)
 
 	if (fd < 0)
 		die("optireduce socket (module loaded?)");
+	__u8 secret[OPTIREDUCE_SECRET_LEN];
+	unsigned int i;
+
 	ips[rank] = opt.local;
 	ips[!rank] = opt.peer;
-	if (optr_join(fd, opt.comm, rank, 2, ips, NULL, 0))
+	/* A benchmark's secret need not be secret, only the same on both
+	 * ends and not zero: a function of the communicator id.
+	 */
+	for (i = 0; i < sizeof(secret); i++)
+		secret[i] = (__u8)(opt.comm >> (8 * (i % 4))) ^ (0xa5 + i);
+	if (optr_join_flags(fd, opt.comm, rank, 2, ips, NULL, 0,
+			    opt.auth ? secret : NULL,
+			    opt.auth ? OPTIREDUCE_JOIN_AUTH : 0))
 		die("OPTIREDUCE_JOIN");
 	return fd;
 }
@@ -803,7 +814,8 @@ static void rx_report(struct rx_state *s)
 		(b->drop_stale_round - a->drop_stale_round) +
 		(b->drop_no_post - a->drop_no_post) +
 		(b->drop_out_of_bounds - a->drop_out_of_bounds) +
-		(b->drop_nomem - a->drop_nomem);
+		(b->drop_nomem - a->drop_nomem) +
+		(b->drop_auth - a->drop_auth);
 
 	printf("RESULT tag=%s proto=%s msg=%zu ahead=%u pace_mbps=%ld "
 	       "rounds=%u bytes=%llu secs=%.4f gbps=%.4f "
@@ -818,7 +830,8 @@ static void rx_report(struct rx_state *s)
 	       "softnet_drops=%.0f tx_packets=%llu rx_packets=%llu "
 	       "credit=%d credit_waits=%llu "
 	       "verified=%llu verify_failed=%llu verify_skipped=%llu\n",
-	       opt.tag, s->tcp ? "tcp" : "optr", opt.msg, opt.ahead,
+	       opt.tag, s->tcp ? "tcp" : opt.auth ? "auth" : "optr", opt.msg,
+	       opt.ahead,
 	       s->tcp ? 0 : optr_param("pace_mbps"),
 	       s->last - s->first + 1, bytes, secs, gbps,
 	       s->tx_rounds, s->tx_secs, tx_cpu, rx_cpu,
@@ -946,6 +959,8 @@ static void usage(void)
 "  --tag STR          label copied into the RESULT line\n"
 "  --no-credit        optireduce: the sender does not wait for the\n"
 "                     receiver's posts (both sides must agree)\n"
+"  --auth             optireduce: authenticated datagrams (a tag on every\n"
+"                     one; both sides); RESULT says proto=auth\n"
 "The receiver prints LISTENING, then one RESULT line.\n");
 	exit(2);
 }
@@ -995,6 +1010,7 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "tag", required_argument, NULL, 'g' },
 		{ "no-credit", no_argument, NULL, 'C' },
+		{ "auth", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *netns = NULL;
@@ -1030,6 +1046,7 @@ int main(int argc, char **argv)
 		case 't': opt.timeout = atof(optarg); break;
 		case 'g': opt.tag = optarg; break;
 		case 'C': opt.credit = false; break;
+		case 'A': opt.auth = true; break;
 		default: usage();
 		}
 	}

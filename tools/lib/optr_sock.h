@@ -89,11 +89,13 @@ static inline __u64 optr_now_ns(void)
 
 /* Join rank @rank of an @n-rank communicator whose ranks all live at
  * @ips[rank] (NULL: all on 127.0.0.1), optionally with a multicast group,
- * and with @secret (OPTIREDUCE_SECRET_LEN bytes; NULL: an open one).
+ * with @secret (OPTIREDUCE_SECRET_LEN bytes; NULL: an open one) and
+ * @flags (OPTIREDUCE_JOIN_AUTH; MCAST follows from @group).
  */
-static inline int optr_join_secret(int fd, __u32 comm, __u32 rank, __u32 n,
-				   const char *const *ips, const char *group,
-				   unsigned int ifindex, const __u8 *secret)
+static inline int optr_join_flags(int fd, __u32 comm, __u32 rank, __u32 n,
+				  const char *const *ips, const char *group,
+				  unsigned int ifindex, const __u8 *secret,
+				  __u32 flags)
 {
 	size_t len = sizeof(struct optireduce_join) +
 		     n * sizeof(struct optireduce_addr);
@@ -111,8 +113,9 @@ static inline int optr_join_secret(int fd, __u32 comm, __u32 rank, __u32 n,
 		a[i].family = AF_INET;
 		inet_pton(AF_INET, ips ? ips[i] : "127.0.0.1", a[i].addr);
 	}
+	j->flags = flags;
 	if (group) {
-		j->flags = OPTIREDUCE_JOIN_MCAST;
+		j->flags |= OPTIREDUCE_JOIN_MCAST;
 		j->group.family = AF_INET;
 		j->group.ifindex = ifindex;
 		inet_pton(AF_INET, group, j->group.addr);
@@ -120,8 +123,17 @@ static inline int optr_join_secret(int fd, __u32 comm, __u32 rank, __u32 n,
 	if (secret)
 		memcpy(j->secret, secret, OPTIREDUCE_SECRET_LEN);
 	ret = setsockopt(fd, optr_sol(), OPTIREDUCE_JOIN, j, len);
+	memset(j->secret, 0, sizeof(j->secret));
 	free(j);
 	return ret;
+}
+
+static inline int optr_join_secret(int fd, __u32 comm, __u32 rank, __u32 n,
+				   const char *const *ips, const char *group,
+				   unsigned int ifindex, const __u8 *secret)
+{
+	return optr_join_flags(fd, comm, rank, n, ips, group, ifindex, secret,
+			       0);
 }
 
 static inline int optr_join(int fd, __u32 comm, __u32 rank, __u32 n,

@@ -42,6 +42,7 @@ static const struct {
 	{ "rx", "gso_batches" },
 	{ "rx", "steered" },
 	{ "drop", "mem_limit" },
+	{ "drop", "auth" },
 };
 
 #define NSTATS	(sizeof(stat_desc) / sizeof(stat_desc[0]))

@@ -46,6 +46,8 @@
  *                                   one without the secret can neither
  *                                   name nor join it. Its members all
  *                                   belong to the uid of its first.
+ *                                   With OPTIREDUCE_JOIN_AUTH its
+ *                                   datagrams are also authenticated.
  *                           get    the same, as joined (secret zeroed).
  *   OPTIREDUCE_PACE_MBPS     set/get __u32: send rate of this socket, Mbit/s;
  *                                   0 = unpaced. Until set, the module
@@ -102,7 +104,7 @@
 #include <linux/types.h>
 
 /* Bumped on any incompatible change of this header. */
-#define OPTIREDUCE_ABI			4
+#define OPTIREDUCE_ABI			5
 
 #define OPTIREDUCE_SYSFS_PARAMS		"/sys/module/optireduce/parameters/"
 #define OPTIREDUCE_SYSFS_FAMILY		OPTIREDUCE_SYSFS_PARAMS "family"
@@ -171,6 +173,19 @@ struct optireduce_join {
 };
 
 #define OPTIREDUCE_JOIN_MCAST		0x1U
+/*
+ * Authenticated datagrams: every datagram this member sends carries a
+ * tag (OPTIREDUCE_AUTH_TAG_LEN bytes after its payload, a keyed MAC of
+ * header and payload with a key derived from the secret), and every
+ * datagram it receives must carry a valid one, or it is dropped and
+ * counted in drop_auth. Needs a secret (EINVAL when all zero); every
+ * member must set it alike. Integrity and origin only: the payload
+ * still travels in the clear.
+ */
+#define OPTIREDUCE_JOIN_AUTH		0x2U
+#define OPTIREDUCE_JOIN_FLAGS		(OPTIREDUCE_JOIN_MCAST | \
+					 OPTIREDUCE_JOIN_AUTH)
+#define OPTIREDUCE_AUTH_TAG_LEN		16
 
 /* OPTIREDUCE_CMSG_SEND */
 struct optireduce_send {
@@ -305,6 +320,10 @@ struct optireduce_stats {
 	 * its memory cgroup or the module's mem_max_kb was full.
 	 */
 	__u64 drop_mem_limit;
+	/* With OPTIREDUCE_JOIN_AUTH: a missing or wrong tag (forged,
+	 * altered on the way, or from a member that does not authenticate).
+	 */
+	__u64 drop_auth;
 };
 
 /* OPTIREDUCE_ESTIMATE: the adaptive deadline as it stands. */
@@ -409,7 +428,7 @@ enum {
 
 /*
  * Inside OPTIREDUCE_A_STATS: attribute type i + 1 carries field i of
- * struct optireduce_stats (rounds_opened is 1, ..., drop_mem_limit is 23).
+ * struct optireduce_stats (rounds_opened is 1, ..., drop_auth is 24).
  */
 #define OPTIREDUCE_STAT_ATTR(field_index)	((field_index) + 1)
 
