@@ -13,6 +13,9 @@
 #                 io_uring and on the plain sendmsg/recvmsg engine, with
 #                 phase 2 over a multicast group on the bridge, and with
 #                 four ranks sharing one host and address.
+#   auth          OPTIREDUCE_AUTH=1 with a secret: every datagram tagged
+#                 (to peers and to the group), sums exact, the loss bound
+#                 under 5% loss, and no host dropped a datagram for its tag.
 #   slack         OPTIREDUCE_DEADLINE_SLACK_MS reaches every round's
 #                 deadline and early-timeout window (round_open tracepoint).
 #   netem loss    1% and 5% of the transport's packets dropped (only the
@@ -530,11 +533,24 @@ else
 	fi
 fi
 
+# --- authenticated datagrams ---------------------------------------------
+# OPTIREDUCE_AUTH=1 with the launcher's secret: every datagram of the
+# kernel path carries its tag, to each peer and to the group, and the sums
+# stay exact; under loss (below) the bound holds. No datagram of the whole
+# test failed its tag on any host.
+SECRET=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+case_no_loss "n=4 authenticated" 4 OPTIREDUCE_AUTH=1 \
+	OPTIREDUCE_SECRET="$SECRET" -- --calls 10 --inflight 2
+case_no_loss "n=4 authenticated, multicast" 4 OPTIREDUCE_AUTH=1 \
+	OPTIREDUCE_SECRET="$SECRET" OPTIREDUCE_MCAST_GROUP=$GROUP -- --calls 10
+
 # --- netem loss ------------------------------------------------------------
 TX_SEGS=1 case_loss "n=2 loss 5% hadamard=off tx_segs=1" 2 5% OPTIREDUCE_HADAMARD=off -- --calls 10 --check bounded
 TX_SEGS=1 case_loss "n=4 loss 1% hadamard=off tx_segs=1" 4 1% OPTIREDUCE_HADAMARD=off -- --calls 10 --check bounded
 case_loss "n=4 loss 5% hadamard=on" 4 5% OPTIREDUCE_HADAMARD=on -- --calls 10 --check bounded
 case_loss "n=8 loss 5% hadamard=on" 8 5% OPTIREDUCE_HADAMARD=on -- --calls 10 --check bounded --inflight 2
+case_loss "n=4 loss 5% authenticated" 4 5% OPTIREDUCE_HADAMARD=on \
+	OPTIREDUCE_AUTH=1 OPTIREDUCE_SECRET="$SECRET" -- --calls 10 --check bounded
 
 # Direct calls under loss: a rank rescales what it missed of each peer's
 # buffer, so the same bounds hold; every loss is its own (replicas apart).
@@ -782,6 +798,16 @@ if runnable "one rank ahead" 4; then
 		explain "$name"
 	fi
 fi
+
+# Authenticated or not, no member's datagram ever failed its tag.
+bad_tags=0
+for ((i = 0; i < N_MAX; i++)); do
+	d=$(in_host "$i" cat /proc/net/optireduce |
+	    awk '$1 == "net" && $2 == "drop_auth" { print $3 }')
+	bad_tags=$((bad_tags + ${d:-0}))
+done
+ktap_check "no datagram dropped for its tag on any host (drop_auth $bad_tags)" \
+	test "$bad_tags" -eq 0
 
 # --- module absent: the reliable path, one notice, exact -----------------
 name="n=4 module absent"

@@ -113,6 +113,12 @@ enum optireduce_hadamard {
  * ranks report, the incast option its ceiling (see
  * optireduce_comm_set_option(3)). Same on all ranks. */
 #define OPTIREDUCE_CFG_INCAST_DYNAMIC	(1u << 1)
+/* Kernel transport: every datagram carries a tag keyed with the
+ * communicator's secret, and one without a valid tag is dropped (see
+ * optireduce(7), OPTIREDUCE_JOIN_AUTH). Needs a secret: the rendezvous
+ * draws one, with a peer list OPTIREDUCE_SECRET gives it. Same on all
+ * ranks. */
+#define OPTIREDUCE_CFG_AUTH		(1u << 2)
 
 struct optireduce_config {
 	int rank;			/* 0 .. size-1 */

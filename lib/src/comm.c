@@ -123,7 +123,8 @@ int or_config_check(const struct optireduce_config *cfg)
 	    cfg->loss_threshold_ppm > 1000000 ||
 	    cfg->direct_kb > OR_DIRECT_MAX_KB ||
 	    (cfg->flags & ~(OPTIREDUCE_CFG_QUIET |
-			    OPTIREDUCE_CFG_INCAST_DYNAMIC)) ||
+			    OPTIREDUCE_CFG_INCAST_DYNAMIC |
+			    OPTIREDUCE_CFG_AUTH)) ||
 	    (cfg->mcast_group && !IN_MULTICAST(ntohl(cfg->mcast_group))))
 		return -EINVAL;
 	return 0;
@@ -137,6 +138,7 @@ uint64_t or_config_hash(const struct optireduce_config *cfg)
 		cfg->warmup_calls, cfg->loss_threshold_ppm, cfg->fallback_calls,
 		cfg->seed, OR_REPORT_LAG, cfg->mcast_group, cfg->ready_kb,
 		cfg->direct_kb, cfg->flags & OPTIREDUCE_CFG_INCAST_DYNAMIC,
+		cfg->flags & OPTIREDUCE_CFG_AUTH,
 	};
 	uint64_t h = 0x6f707469726564ull;
 
@@ -272,6 +274,7 @@ static int kernel_transport(const struct optireduce_config *cfg,
 		.secret = secret,
 		.mcast_group = cfg->mcast_group,
 		.mcast_ifindex = cfg->mcast_ifindex,
+		.auth = !!(cfg->flags & OPTIREDUCE_CFG_AUTH),
 		.quiet = !!(cfg->flags & OPTIREDUCE_CFG_QUIET),
 	};
 	char why[96];
@@ -314,6 +317,16 @@ int or_comm_create_tcp(const struct optireduce_config *cfg, int listen_fd,
 	struct or_tcp_agreed agreed;
 	int kernel, rc;
 
+	/* A tag keyed with no secret would authenticate nothing: refuse
+	 * rather than run unauthenticated. */
+	if ((cfg->flags & OPTIREDUCE_CFG_AUTH) && cfg->size > 1 && !secret) {
+		or_log(p.quiet, "rank %d: authenticated datagrams need the "
+		       "communicator's secret: the rendezvous draws one; with "
+		       "a peer list, set OPTIREDUCE_SECRET", cfg->rank);
+		if (listen_fd >= 0)
+			close(listen_fd);
+		return -EINVAL;
+	}
 	kernel = kernel_transport(cfg, secret, &kt);
 	if (kernel && cfg->transport == OPTIREDUCE_TRANSPORT_KERNEL) {
 		if (listen_fd >= 0)

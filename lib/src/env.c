@@ -22,6 +22,8 @@
  *   OPTIREDUCE_INCAST_DYNAMIC  0 (default) | 1: the incast limit stays
  *                          OPTIREDUCE_INCAST, or follows reported loss
  *                          with OPTIREDUCE_INCAST as its ceiling
+ *   OPTIREDUCE_AUTH        0 (default) | 1: authenticated datagrams on
+ *                          the kernel transport (OPTIREDUCE_CFG_AUTH)
  *   OPTIREDUCE_QUIET=1     no notice on stderr
  * A variable that is set but malformed is an error (-EINVAL), never
  * silently ignored.
@@ -110,16 +112,16 @@ static int env_mcast(struct optireduce_config *cfg)
 	return 1;
 }
 
-/* OPTIREDUCE_INCAST_DYNAMIC=1: the incast limit follows reported loss. */
-static int env_incast_dynamic(struct optireduce_config *cfg)
+/* A 0 | 1 variable that sets or clears @flag of cfg->flags. */
+static int env_flag(const char *name, unsigned int flag,
+		    struct optireduce_config *cfg)
 {
 	static const char *const words[] = { "0", "1" };
 	unsigned int on;
-	int rc = env_word("OPTIREDUCE_INCAST_DYNAMIC", words, 2, &on);
+	int rc = env_word(name, words, 2, &on);
 
 	if (rc > 0)
-		cfg->flags = (cfg->flags & ~OPTIREDUCE_CFG_INCAST_DYNAMIC) |
-			     (on ? OPTIREDUCE_CFG_INCAST_DYNAMIC : 0);
+		cfg->flags = (cfg->flags & ~flag) | (on ? flag : 0);
 	return rc;
 }
 
@@ -134,7 +136,9 @@ static int env_options(struct optireduce_config *cfg)
 	rc |= env_word("OPTIREDUCE_HADAMARD", hadamard, 3, &cfg->hadamard);
 	rc |= env_uint("OPTIREDUCE_HADAMARD_BLOCK", &cfg->hadamard_block);
 	rc |= env_uint("OPTIREDUCE_INCAST", &cfg->incast);
-	rc |= env_incast_dynamic(cfg);
+	rc |= env_flag("OPTIREDUCE_INCAST_DYNAMIC",
+		       OPTIREDUCE_CFG_INCAST_DYNAMIC, cfg);
+	rc |= env_flag("OPTIREDUCE_AUTH", OPTIREDUCE_CFG_AUTH, cfg);
 	rc |= env_uint("OPTIREDUCE_MAX_INFLIGHT", &cfg->max_inflight);
 	rc |= env_uint("OPTIREDUCE_WARMUP", &cfg->warmup_calls);
 	rc |= env_uint("OPTIREDUCE_FALLBACK_CALLS", &cfg->fallback_calls);

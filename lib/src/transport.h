@@ -235,6 +235,8 @@ struct or_kernel_params {
 	const uint8_t *secret;		/* OR_SECRET_LEN bytes; NULL: none */
 	uint32_t mcast_group;		/* network order; 0: fan-out */
 	uint32_t mcast_ifindex;		/* 0: the interface of peers[rank] */
+	int auth;			/* authenticated datagrams (needs
+					 * a secret) */
 	int quiet;
 };
 /* 0 when the module is loaded, else -EAFNOSUPPORT. */

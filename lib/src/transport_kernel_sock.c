@@ -140,8 +140,10 @@ static int join(int fd, int sol, const struct or_kernel_params *p)
 		if (r == p->rank)
 			mine = ip;
 	}
+	if (p->auth)
+		j->flags |= OPTIREDUCE_JOIN_AUTH;
 	if (!rc && p->mcast_group) {
-		j->flags = OPTIREDUCE_JOIN_MCAST;
+		j->flags |= OPTIREDUCE_JOIN_MCAST;
 		j->group.family = AF_INET;
 		/* The group lives on the link that carries our own address. */
 		j->group.ifindex = p->mcast_ifindex ? p->mcast_ifindex :

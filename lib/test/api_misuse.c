@@ -58,6 +58,7 @@ int main(void)
 {
 	static const char *const bad_peers[] = { "127.0.0.1:1", "nonsense" };
 	static const char *const null_peer[] = { "127.0.0.1:1", NULL };
+	static const char *const two_peers[] = { "127.0.0.1:1", "127.0.0.1:2" };
 	struct optireduce_config cfg;
 	struct optireduce_result res;
 	struct optireduce_stats st;
@@ -103,6 +104,11 @@ int main(void)
 	cfg.max_inflight = 8;
 	cfg.flags = 0x80;
 	expect(optireduce_comm_create(&cfg, &c), -EINVAL, "unknown flag");
+	cfg.flags = OPTIREDUCE_CFG_QUIET | OPTIREDUCE_CFG_AUTH;
+	cfg.peers = two_peers;
+	unsetenv("OPTIREDUCE_SECRET");
+	expect(optireduce_comm_create(&cfg, &c), -EINVAL,
+	       "authenticated datagrams without a secret");
 	cfg.flags = OPTIREDUCE_CFG_QUIET;
 	cfg.peers = null_peer;
 	expect(optireduce_comm_create(&cfg, &c), -EFAULT, "NULL peer entry");

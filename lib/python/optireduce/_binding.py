@@ -25,6 +25,7 @@ SUM, MEAN = 1, 2
 TRANSPORT_AUTO, TRANSPORT_KERNEL, TRANSPORT_TCP = 0, 1, 2
 HADAMARD_AUTO, HADAMARD_OFF, HADAMARD_ON = 0, 1, 2
 CFG_QUIET = 1 << 0
+CFG_AUTH = 1 << 2
 
 RES_RELIABLE = 1 << 0
 RES_WARMUP = 1 << 1
@@ -431,6 +432,8 @@ class Comm:
             opts["loss_threshold_ppm"] = int(round(frac * 1e6))
         if opts.pop("quiet", False):
             cfg.flags |= CFG_QUIET
+        if opts.pop("auth", False):
+            cfg.flags |= CFG_AUTH
         for name, table in (("transport", _TRANSPORTS),
                             ("hadamard", _HADAMARDS)):
             v = opts.pop(name, None)

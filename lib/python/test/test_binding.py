@@ -51,7 +51,7 @@ def layout():
             src.append('printf("%s %s %%zu\\n", offsetof(struct %s, %s));'
                        % (cname, f, cname, f))
     consts = ("MAX_RANKS", "MAX_INFLIGHT", "REPORT_LAG", "RES_DIRECT",
-              "RES_ESTIMATED")
+              "RES_ESTIMATED", "CFG_QUIET", "CFG_AUTH")
     for k in consts:
         src.append('printf("const %s %%llu\\n", '
                    '(unsigned long long)OPTIREDUCE_%s);' % (k, k))
