@@ -123,6 +123,10 @@ def single_rank():
     t.raises(lambda: optireduce.Comm(0, 1, ["127.0.0.1:0"],
                                      direct_kb=4097, quiet=True),
              errno.EINVAL, "direct_kb above 4096: EINVAL")
+    os.environ.pop("OPTIREDUCE_SECRET", None)
+    t.raises(lambda: optireduce.Comm(0, 2, ["127.0.0.1:1", "127.0.0.1:2"],
+                                     auth=True, quiet=True, timeout_ms=2000),
+             errno.EINVAL, "auth=True with a peer list and no secret: EINVAL")
     try:
         optireduce.Comm(0, 2, ["127.0.0.1:1"])
         t.check(False, "peers shorter than size: ValueError", "no error")
