@@ -13,7 +13,8 @@
 # twice: with the fixed limit, and with OPTIREDUCE_INCAST_DYNAMIC=1. The
 # dynamic run must lower the limit, alike on every rank, and its calls
 # from the 20th on must lose fewer entries than the fixed run's (the order
-# is asserted, never a time). Both counts are printed. About four
+# is asserted, never a time). Where the limit ends is not asserted: after
+# clean windows it probes upwards again, by design. Both counts are printed. About four
 # minutes in the guest, most of it the fixed run's calls ending at their
 # deadlines.
 
@@ -92,8 +93,7 @@ ktap_check "fixed: every rank ran at $((N - 1))" \
 	test $st -eq 0 -a "$f_lowered" = 0 -a "$f_incast" = $((N - 1)) \
 	-a "$f_agreed" = 1
 ktap_check "dynamic: lowered alike on every rank" \
-	test $st -eq 0 -a "$d_agreed" = 1 -a "${d_lowered:-0}" -gt 0 \
-	-a "${d_incast:-$N}" -lt $((N - 1))
+	test $st -eq 0 -a "$d_agreed" = 1 -a "${d_lowered:-0}" -gt 0
 ktap_check "dynamic: fewer entries lost than at the fixed limit" \
 	test $st -eq 0 -a "${d_lost:-0}" -lt "${f_lost:-0}"
 ktap_finish
