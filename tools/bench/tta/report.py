@@ -3,7 +3,9 @@
 
     report.py DIR      reads DIR/summary.csv and DIR/curve.csv, prints the
                        table and the ratios, writes DIR/summary.txt and
-                       DIR/tta-PROFILE.png (accuracy vs training wall time).
+                       DIR/tta-PROFILE.png (accuracy vs training wall time);
+                       a fabric profile's switch and TCP counters from
+                       DIR/fabric-PROFILE/report.
 
 Reports, never judges: the ratios are printed next to the issue's targets.
 """
@@ -34,11 +36,11 @@ def read(path):
 
 
 def table(rows, out):
-    out.append("%-8s %-17s %5s %9s %7s %7s %8s %8s %9s %9s %6s" % (
+    out.append("%-13s %-17s %5s %9s %7s %7s %8s %8s %9s %9s %6s" % (
         "profile", "contender", "steps", "t->tgt s", "steps", "final",
         "train s", "step ms", "ar ms", "lost", "fallbk"))
     for r in rows:
-        out.append("%-8s %-17s %5s %9s %7s %7s %8s %8s %9s %8s%% %6s" % (
+        out.append("%-13s %-17s %5s %9s %7s %7s %8s %8s %9s %8s%% %6s" % (
             r["profile"], r["contender"], r["steps"],
             fmt(num(r["time_to_target_s"]), ".1f", "not hit"),
             r["steps_to_target"] or "-",
@@ -49,14 +51,32 @@ def table(rows, out):
             r["fallback_calls"]))
 
 
-def ratios(rows, out):
+def link_text(r):
+    """What the link was: the netem arguments, or a fabric profile's
+    description (it starts with "fabric:")."""
+    v = r["netem"]
+    return v if v.startswith("fabric:") else 'netem "%s"' % v
+
+
+def fabric_lines(d, profile):
+    """What the switch and TCP did during a fabric profile (the fabric
+    helper's report), or nothing."""
+    try:
+        with open(os.path.join(d, "fabric-" + profile, "report")) as f:
+            return ["  " + x.strip() for x in f if x.strip()]
+    except OSError:
+        return []
+
+
+def ratios(rows, out, d="."):
     by = {(r["profile"], r["contender"]): r for r in rows}
     profiles = list(dict.fromkeys(r["profile"] for r in rows))
     for p in profiles:
         any_r = next(r for r in rows if r["profile"] == p)
-        out.append("profile %s: netem \"%s\"; link round trip p50 %s ms, "
+        out.append("profile %s: %s; link round trip p50 %s ms, "
                    "p99 %s ms, p99/p50 %s (measured)" % (
-                       p, any_r["netem"], fmt(num(any_r["link_p50_ms"]), ".2f"),
+                       p, link_text(any_r),
+                       fmt(num(any_r["link_p50_ms"]), ".2f"),
                        fmt(num(any_r["link_p99_ms"]), ".2f"),
                        fmt(num(any_r["link_p99_p50"]), ".2f")))
         g = by.get((p, "gloo"))
@@ -65,6 +85,7 @@ def ratios(rows, out):
                        "%.0f ms, computation alone %.0f ms)" % (
                            100 * num(g["allreduce_share"]),
                            num(g["step_ms_mean"]), num(g["compute_ms"])))
+        out += fabric_lines(d, p)
         for c in ("optireduce", "optireduce-nohad"):
             o = by.get((p, c))
             if not (g and o):
@@ -73,6 +94,7 @@ def ratios(rows, out):
             ratio = tg / to if tg and to else None
             dacc = 100 * (num(o["final_acc"]) - num(g["final_acc"]))
             want = {"tail": ">= 2", "shared": ">= 2",
+                    "fabric-shared": ">= 1.5",
                     "calm": ">= 1 (no slower)"}.get(p, "")
             out.append("  %-17s gloo time-to-target / this one: %s%s; final "
                        "accuracy %+.2f points vs gloo (target: within 0.5)" % (
@@ -139,7 +161,7 @@ def main(argv):
            "excluded; lost: fraction of gradient entries lost)"
            % rows[0]["target"]]
     table(rows, out)
-    ratios(rows, out)
+    ratios(rows, out, d)
     pngs = plot(rows, curve, d, num(rows[0]["target"]))
     out += ["csv: %s, %s" % (os.path.join(d, "summary.csv"),
                              os.path.join(d, "curve.csv"))]

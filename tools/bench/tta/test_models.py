@@ -2,8 +2,11 @@
 """Host test of the time-to-accuracy models and data (tta_rank.py): the
 wide model's feature rows (one disjoint range per feature, the values
 recoverable from the row), the same split for both models, and that a
-few steps of SGD train the wide model. KTAP-ish output."""
+few steps of SGD train the wide model; the --fabric option. KTAP-ish
+output."""
 
+import contextlib
+import io
 import os
 import sys
 
@@ -57,6 +60,29 @@ def options(*argv):
     return tta_rank.parse(["--out", ".", "--profile", "calm="] + list(argv))
 
 
+def fabric_options():
+    """--fabric marks a profile without netem as the fabric helper's; a
+    profile with netem, or one not run, is refused."""
+    a = tta_rank.parse(["--out", ".", "--profile", "calm=rate 1gbit",
+                        "--profile", "fabric-shared=",
+                        "--fabric", "fabric-shared=fabric: ports of 200mbit"])
+    check(a.fabric == {"fabric-shared": "fabric: ports of 200mbit"} and
+          a.profiles == [("calm", "rate 1gbit"), ("fabric-shared", "")] and
+          os.path.basename(a.fabric_cmd) == "fabric",
+          "--fabric: the profile's link description and the helper")
+    refused = []
+    for bad in ("calm=x", "other=x", "fabric-shared"):
+        with contextlib.redirect_stderr(io.StringIO()):
+            try:
+                tta_rank.parse(["--out", ".", "--profile", "calm=rate 1",
+                                "--profile", "fabric-shared=",
+                                "--fabric", bad])
+            except SystemExit as e:
+                refused.append(e.code == 2)
+    check(refused == [True] * 3,
+          "--fabric refused on a netem profile, an unknown one, no '='")
+
+
 def data_and_training():
     wide = tta_rank.load_data(1, "wide")
     mlp = tta_rank.load_data(1, "mlp")
@@ -101,8 +127,9 @@ def data_and_training():
 def main():
     torch.set_num_threads(1)
     feature_rows()
+    fabric_options()
     data_and_training()
-    finish(12)
+    finish(14)
 
 
 if __name__ == "__main__":

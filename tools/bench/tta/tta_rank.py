@@ -5,8 +5,11 @@ Environment: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (what torchrun
 sets), GLOO_SOCKET_IFNAME. Imports torch once, then for every profile:
 
   1. applies the profile's netem qdisc to this rank's own eth0 (the rank
-     runs as root in its own network namespace), measures the round trip
-     the link produces (rank 0 serves, rank 1 pings, link_probe);
+     runs as root in its own network namespace), or, in a fabric profile
+     (--fabric), rank 0 starts the fabric helper (tools/bench/tta/fabric:
+     every link a switch port of tools/lib/fabric.sh, co-tenants on them)
+     for the profile's duration; measures the round trip the link produces
+     (rank 0 serves, rank 1 pings, link_probe);
   2. in the calm profile, and in a profile with background jobs (which
      take CPU too), measures the computation alone (no allreduce) to give
      the allreduce share of a DDP step;
@@ -89,6 +92,15 @@ def parse(argv):
     p.add_argument("--addrs", default="",
                    help="every rank's address, in rank order (for "
                    "--background)")
+    p.add_argument("--fabric", action="append", default=[],
+                   metavar="NAME=DESCRIPTION",
+                   help="profile NAME's links are the fabric helper's "
+                   "switch ports (its netem must be empty); DESCRIPTION "
+                   "is what the report says the link was")
+    p.add_argument("--fabric-cmd",
+                   default=os.path.join(os.path.dirname(
+                       os.path.abspath(__file__)), "fabric"),
+                   help="the fabric helper, run by rank 0")
     a = p.parse_args(argv)
     profiles = []
     for spec in a.profile:
@@ -105,6 +117,14 @@ def parse(argv):
             p.error("--background wants NAME=FLOWS,BURST_KB,OFF_MS, not %r"
                     % spec)
         a.bg[name] = w
+    specs, a.fabric = a.fabric, {}
+    names = [n for n, _ in profiles]
+    for spec in specs:
+        name, sep, desc = spec.partition("=")
+        if not sep or name not in names or dict(profiles)[name]:
+            p.error("--fabric wants NAME=DESCRIPTION of a profile without "
+                    "netem, not %r" % spec)
+        a.fabric[name] = desc.strip()
     a.addrs = [x for x in a.addrs.split(",") if x]
     if a.bg and not a.addrs:
         p.error("--background needs --addrs")
@@ -224,6 +244,41 @@ def set_profile(dev, netem):
         # limit: room for a whole gradient burst while it is held back.
         subprocess.run(["tc", "qdisc", "add", "dev", dev, "root", "netem"] +
                        netem.split() + ["limit", "20000"], check=True)
+
+
+def start_fabric(a, profile, rank):
+    """Rank 0 starts the fabric helper (every rank's links become switch
+    ports, the co-tenants start) once every rank has cleared its own
+    qdisc; it is ready when it says so."""
+    if profile not in a.fabric:
+        return None
+    dist.barrier()
+    proc = None
+    if rank == 0:
+        proc = subprocess.Popen(
+            [a.fabric_cmd, os.path.join(a.out, "fabric-" + profile)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = proc.stdout.readline().strip()
+        if line != "ready":
+            proc.kill()
+            raise RuntimeError("the fabric helper did not start (%r)" % line)
+    dist.barrier()
+    return proc
+
+
+def stop_fabric(a, profile, proc):
+    """The end of the helper's stdin ends the profile: it stops the
+    co-tenants, removes the ports and prints what the switch and TCP did
+    (into OUT/fabric-PROFILE/report for report.py)."""
+    if proc is None:
+        return ""
+    out, _ = proc.communicate(timeout=120)     # closes its stdin
+    if proc.returncode:
+        raise RuntimeError("the fabric helper exited with %d"
+                           % proc.returncode)
+    with open(os.path.join(a.out, "fabric-" + profile, "report"), "w") as f:
+        f.write(out)
+    return out.strip()
 
 
 def start_background(a, profile, rank):
@@ -417,11 +472,14 @@ def main(argv):
         train=len(data[0]), test=len(data[2]), world=world)
     for profile, netem in a.profiles:
         set_profile(a.dev, netem)
+        fab = start_fabric(a, profile, rank)
         bg = start_background(a, profile, rank)
         if bg:
             dist.barrier()
             time.sleep(2)       # every sink up, every job under way
         p50, p99, lost = probe_link(a, rank, world)
+        if profile in a.fabric:
+            netem = a.fabric[profile]
         if bg:
             netem += (" + background: %s jobs per rank, %s KB bursts every "
                       "%s ms (mean)" % tuple(a.bg[profile]))
@@ -454,6 +512,11 @@ def main(argv):
         if bg:
             log(rank, "background", profile=profile,
                 line=stop_background(bg))
+            dist.barrier()
+        if profile in a.fabric:
+            if rank == 0:
+                log(rank, "fabric", profile=profile,
+                    lines=stop_fabric(a, profile, fab).splitlines())
             dist.barrier()
     set_profile(a.dev, "")
     dist.destroy_process_group()
