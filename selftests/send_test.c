@@ -9,6 +9,7 @@
  * and the contract that a buffer may be rewritten and unmapped as soon
  * as the send returns without changing what the peers receive; and that a
  * send that must not wait gives way to one in progress (EAGAIN, POLLOUT).
+ * Each case runs plain and with authenticated datagrams.
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -26,6 +27,7 @@
 /* Payload per datagram: MTU - IPv4 - UDP - wire header (send.c). */
 #define FRAG		(MTU - 20 - 8 - 36)
 #define BIG		(4 << 20)
+#define DIV_UP(n, d)	(((n) + (d) - 1) / (d))
 
 FIXTURE(lo1500) {
 	int fd[3];		/* ranks 0, 1, 2 */
@@ -33,18 +35,47 @@ FIXTURE(lo1500) {
 	__u32 round;
 };
 
+/* Every case twice: plain, and with authenticated datagrams, whose tag
+ * each send path (linear, batched, piecewise) writes as it copies.
+ */
+FIXTURE_VARIANT(lo1500) {
+	bool auth;
+};
+
+FIXTURE_VARIANT_ADD(lo1500, plain) {
+	.auth = false,
+};
+
+FIXTURE_VARIANT_ADD(lo1500, auth) {
+	.auth = true,
+};
+
+/* Payload per datagram of the variant: a tag takes its room. */
+static size_t frag_of(const FIXTURE_VARIANT(lo1500) *v)
+{
+	return FRAG - (v->auth ? OPTIREDUCE_AUTH_TAG_LEN : 0);
+}
+
 FIXTURE_SETUP(lo1500)
 {
 	int i;
 
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
 	ASSERT_EQ(0, optr_lo_up_mtu(MTU));
+	__u8 secret[OPTIREDUCE_SECRET_LEN];
+
 	self->comm = optr_test_comm_id();
 	self->round = 1;
+	for (i = 0; i < OPTIREDUCE_SECRET_LEN; i++)
+		secret[i] = self->comm >> (i % 4 * 8) ^ (0x5a + i);
 	for (i = 0; i < 3; i++) {
 		self->fd[i] = optr_socket();
 		ASSERT_GE(self->fd[i], 0);
-		ASSERT_EQ(0, optr_join_local(self->fd[i], self->comm, i, 3));
+		ASSERT_EQ(0, optr_join_flags(self->fd[i], self->comm, i, 3,
+					     NULL, NULL, 0,
+					     variant->auth ? secret : NULL,
+					     variant->auth ?
+					     OPTIREDUCE_JOIN_AUTH : 0));
 	}
 }
 
@@ -155,13 +186,13 @@ TEST_F_TIMEOUT(lo1500, batches_byte_exact_at_odd_alignments, HEAVY_S)
 
 			fill(src, sizes[i], ++seed);
 			one_round(_metadata, self, src, sizes[i], 1, seed, NULL);
-			frags += (sizes[i] + FRAG - 1) / FRAG;
+			frags += DIV_UP(sizes[i], frag_of(variant));
 			bytes += sizes[i];
 		}
 	}
 	fill(base + 4093, BIG, ++seed);
 	one_round(_metadata, self, base + 4093, BIG, 1, seed, NULL);
-	frags += (BIG + FRAG - 1) / FRAG;
+	frags += DIV_UP(BIG, frag_of(variant));
 	bytes += BIG;
 
 	/* Every fragment counted once, and batches really left whole. */
@@ -365,7 +396,7 @@ TEST_F_TIMEOUT(lo1500, fault_mid_message_is_efault, HEAVY_S)
 					 LONG_US, iov, cnt));
 		EXPECT_EQ(EFAULT, errno);
 		ASSERT_EQ(0, optr_stats(self->fd[0], &st1));
-		EXPECT_EQ((len + FRAG - 1) / FRAG,
+		EXPECT_EQ(DIV_UP(len, frag_of(variant)),
 			  st1.tx_packets - st0.tx_packets +
 			  st1.tx_dropped - st0.tx_dropped);
 		EXPECT_LE(st1.tx_bytes - st0.tx_bytes, good[i]);
