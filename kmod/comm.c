@@ -17,6 +17,7 @@
 #include "auth.h"
 #include "comm.h"
 #include "netns.h"
+#include "rate.h"
 #include "sock.h"
 #include "steer.h"
 #include "udp.h"
@@ -249,6 +250,11 @@ int optr_comm_join(struct optr_sock *osk, sockptr_t optval,
 	comm = optr_comm_parse(optval, optlen);
 	if (IS_ERR(comm))
 		return PTR_ERR(comm);
+	comm->rate = optr_rate_alloc(comm->nranks);
+	if (!comm->rate) {
+		optr_comm_free(comm);
+		return -ENOMEM;
+	}
 
 	lock_sock(&osk->sk);
 	if (osk->comm)
@@ -309,6 +315,7 @@ void optr_comm_free(struct optr_comm *comm)
 	if (comm) {
 		memzero_explicit(comm->secret, sizeof(comm->secret));
 		memzero_explicit(comm->mac_key, sizeof(comm->mac_key));
+		optr_rate_free(comm->rate);
 	}
 	kvfree(comm);
 }

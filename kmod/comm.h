@@ -10,6 +10,7 @@
 #include <linux/types.h>
 #include <uapi/linux/optireduce.h>
 
+struct optr_rate_peer;
 struct optr_sock;
 
 /* What a socket has seen of one rank's fragments (under osk->lock). */
@@ -35,6 +36,7 @@ struct optr_comm {
 	 * under osk->lock (round.c: optr_note_source()).
 	 */
 	struct optr_src_seen *seen;
+	struct optr_rate_peer *rate;	/* per rank, rate.h */
 	__be32 addr[];		/* IPv4 address of each rank */
 };
 

@@ -21,6 +21,7 @@
 #include "netlink.h"
 #include "netns.h"
 #include "params.h"
+#include "rate.h"
 #include "sock.h"
 #include "stats.h"
 
@@ -100,7 +101,9 @@ static int optr_nl_put_sock(struct sk_buff *skb, struct optr_sock *osk,
 	    nla_put_u32(skb, OPTIREDUCE_ESTIMATE_SAMPLES, est.samples))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);
-	return optr_nl_put_stats(skb, &st);
+	if (optr_nl_put_stats(skb, &st))
+		return -EMSGSIZE;
+	return optr_rate_nl_put(skb, osk);
 }
 
 /*

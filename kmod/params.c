@@ -94,7 +94,7 @@ MODULE_PARM_DESC(port, "UDP port of the transport in every namespace (default "
 	module_param_cb(_name, &optr_tunable_ops, &optr_##_name, 0644);	\
 	MODULE_PARM_DESC(_name, _desc " [" #_min ".." #_max ", default " #_def "]")
 
-/* Serialises writers, so that the cross-check of the two deadline bounds
+/* Serialises writers, so that the cross-check of two bounds (deadline, rate)
  * and the write are one step whether they come from sysfs or netlink.
  */
 static DEFINE_MUTEX(optr_tunable_lock);
@@ -113,7 +113,11 @@ int optr_tunable_write(struct optr_tunable *t, unsigned int v)
 	if ((t == &optr_deadline_min_us &&
 	     v > optr_tunable_get(&optr_deadline_max_us)) ||
 	    (t == &optr_deadline_max_us &&
-	     v < optr_tunable_get(&optr_deadline_min_us)))
+	     v < optr_tunable_get(&optr_deadline_min_us)) ||
+	    (t == &optr_rate_min_mbps &&
+	     v > optr_tunable_get(&optr_rate_max_mbps)) ||
+	    (t == &optr_rate_max_mbps &&
+	     v < optr_tunable_get(&optr_rate_min_mbps)))
 		err = -EINVAL;
 	else
 		WRITE_ONCE(t->val, v);
@@ -166,6 +170,16 @@ OPTR_TUNABLE(rx_steer_kb, 4096, 0, 1048576,
 	     "Per-socket memory for received batches waiting to be placed on the CPU of the socket's reader, KiB; 0 places them where they arrive");
 OPTR_TUNABLE(mem_max_kb, 262144, 0, 16777216,
 	     "Memory all sockets together may hold for later placement (backlog and steering), KiB; what does not fit is dropped and counted");
+OPTR_TUNABLE(rate_control, 0, 0, 1,
+	     "1: each destination's send rate adapts to its receiver's feedback (loss, ECN marks); 0: the fixed rate of pace_mbps");
+OPTR_TUNABLE(rate_min_mbps, 10, 1, 1000000,
+	     "Floor of an adapted send rate, Mbit/s");
+OPTR_TUNABLE(rate_max_mbps, 100000, 1, 1000000,
+	     "Ceiling of an adapted send rate, and where a socket without a fixed rate starts, Mbit/s");
+OPTR_TUNABLE(rate_step_mbps, 10, 1, 100000,
+	     "Additive increase of a destination's rate per clean report, Mbit/s");
+OPTR_TUNABLE(rate_md_pct, 50, 1, 99,
+	     "Percent of a destination's rate kept on a congested report (multiplicative decrease)");
 
 #define OPTR_TUNABLE_ENTRY(_name) { #_name, &optr_##_name }
 
@@ -183,5 +197,10 @@ const struct optr_tunable_entry optr_tunables[] = {
 	OPTR_TUNABLE_ENTRY(loss_alarm_ppm),
 	OPTR_TUNABLE_ENTRY(rx_steer_kb),
 	OPTR_TUNABLE_ENTRY(mem_max_kb),
+	OPTR_TUNABLE_ENTRY(rate_control),
+	OPTR_TUNABLE_ENTRY(rate_min_mbps),
+	OPTR_TUNABLE_ENTRY(rate_max_mbps),
+	OPTR_TUNABLE_ENTRY(rate_step_mbps),
+	OPTR_TUNABLE_ENTRY(rate_md_pct),
 	{}
 };

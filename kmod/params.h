@@ -38,6 +38,11 @@ extern struct optr_tunable optr_backlog_kb;
 extern struct optr_tunable optr_loss_alarm_ppm;
 extern struct optr_tunable optr_rx_steer_kb;
 extern struct optr_tunable optr_mem_max_kb;
+extern struct optr_tunable optr_rate_control;
+extern struct optr_tunable optr_rate_min_mbps;
+extern struct optr_tunable optr_rate_max_mbps;
+extern struct optr_tunable optr_rate_step_mbps;
+extern struct optr_tunable optr_rate_md_pct;
 
 struct optr_tunable_entry {
 	const char *name;

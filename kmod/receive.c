@@ -10,6 +10,7 @@
 #include <linux/ip.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <net/inet_ecn.h>
 #include <net/sock.h>
 
 #include "auth.h"
@@ -17,6 +18,7 @@
 #include "netns.h"
 #include "params.h"
 #include "post.h"
+#include "rate.h"
 #include "receive.h"
 #include "round.h"
 #include "skbwalk.h"
@@ -39,6 +41,7 @@ struct optr_rx_run {
 	ktime_t now;			/* read after taking the lock */
 	bool woke;			/* a completion was queued */
 	struct optr_post *post;		/* open, of osk's rank, or NULL */
+	bool ce;			/* the batch is ECN CE-marked */
 };
 
 static void optr_rx_run_end(struct optr_rx_run *run)
@@ -146,6 +149,7 @@ static void optr_receive_one(struct optr_net *on, struct optr_skb_walk *w,
 			optr_drop(on, run->osk, OPTR_STAT_DROP_AUTH, &f);
 			return;
 		}
+		optr_rate_rx(run->osk, &f, run->ce);
 		run->woke |= optr_deliver(run->osk, w, payoff, &f, run->now,
 					  &run->post);
 		return;
@@ -174,6 +178,7 @@ static void optr_receive_one(struct optr_net *on, struct optr_skb_walk *w,
 		} else if (!osk->dead) {
 			struct optr_post *post = NULL;
 
+			optr_rate_rx(osk, &f, run->ce);
 			run->woke |= optr_deliver(osk, w, payoff, &f, run->now,
 						  &post);
 			/* Only one socket can be the target of the next. */
@@ -208,6 +213,7 @@ void optr_receive_here(struct optr_net *on, struct sk_buff *skb)
 		goto out;
 	}
 	saddr = ip_hdr(skb)->saddr;
+	run.ce = INET_ECN_is_ce(ip_hdr(skb)->tos);
 	/* Members send from the module's port, which the kernel socket
 	 * holds in their namespace: another source port is some other
 	 * program on a member's host, however well it knows the format.

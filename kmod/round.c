@@ -32,6 +32,7 @@
 #include "netns.h"
 #include "params.h"
 #include "post.h"
+#include "rate.h"
 #include "round.h"
 #include "skbwalk.h"
 #include "sock.h"
@@ -75,6 +76,8 @@ static void optr_post_end(struct optr_sock *osk, struct optr_post *p,
 	if (p->moved_on)
 		r->moved_on--;
 	p->round = NULL;
+	if (status != OPTIREDUCE_CANCELLED)
+		optr_rate_msg_end(osk, p->src, p->len, p->got.covered);
 	if (p->got.covered < p->len) {
 		optr_stat_sock(osk, OPTR_STAT_BYTES_LOST,
 			       p->len - p->got.covered);

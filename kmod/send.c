@@ -19,6 +19,7 @@
 #include "comm.h"
 #include "netns.h"
 #include "params.h"
+#include "rate.h"
 #include "send.h"
 #include "sock.h"
 #include "txpool.h"
@@ -41,14 +42,16 @@ static u32 optr_pace_rate(struct optr_sock *osk)
 }
 
 /*
- * Wait until @wire_bytes may leave at the paced rate: a token bucket that
+ * Wait until @wire_bytes may leave at the paced rate (@dst's, with rate
+ * control): a token bucket that
  * lets a sender run up to OPTR_PACE_BURST_NS ahead, so a late wake-up is
  * made up by the following datagrams instead of being forgiven.
  * -ETIMEDOUT when the datagram could only leave after @deadline.
  */
-static int optr_pace(struct optr_sock *osk, u32 wire_bytes, ktime_t deadline)
+static int optr_pace(struct optr_sock *osk, u32 dst, u32 wire_bytes,
+		     ktime_t deadline)
 {
-	u32 mbps = optr_pace_rate(osk);
+	u32 mbps = optr_rate_mbps(osk, dst, optr_pace_rate(osk));
 	ktime_t now, when;
 
 	lockdep_assert_held(&osk->tx_lock);
@@ -68,6 +71,23 @@ static int optr_pace(struct optr_sock *osk, u32 wire_bytes, ktime_t deadline)
 	schedule_hrtimeout_range(&when, OPTR_PACE_SLACK_NS / 2,
 				 HRTIMER_MODE_ABS);
 	return signal_pending(current) ? -EINTR : 0;
+}
+
+/*
+ * Segments of @seg bytes a paced batch to @dst may carry: what the rate
+ * lets leave in OPTR_PACE_BURST_NS, at least one. A batch reaches the
+ * next queue at once whatever the pacing after it: at 30 Mbit/s a batch
+ * of 64 segments would be a shallow switch port's whole buffer.
+ */
+static u32 optr_pace_segs(struct optr_sock *osk, u32 dst, u32 seg)
+{
+	u32 mbps = optr_rate_mbps(osk, dst, optr_pace_rate(osk));
+
+	if (!mbps)
+		return U32_MAX;
+	/* Mbit/s * ns / 8000 = bytes */
+	return max_t(u64, div_u64((u64)mbps * OPTR_PACE_BURST_NS, 8000ULL * seg),
+		     1);
 }
 
 /* The next @n bytes of the fragment cache become the skb's: frag @i, or
@@ -330,6 +350,7 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 	int err = 0;
 
 	f->offset = 0;
+	f->feedback = optr_rate_feedback(osk, f->dst);
 	fl4.daddr = daddr;
 	fl4.flowi4_oif = oif;
 	fl4.flowi4_proto = IPPROTO_UDP;
@@ -356,12 +377,13 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 			      (framing + maxp)));
 
 	while (f->offset < f->total) {
-		u32 nseg = min(max(segs_max, 1U),
-			       DIV_ROUND_UP(f->total - f->offset, maxp));
+		u32 nseg = min3(max(segs_max, 1U),
+				DIV_ROUND_UP(f->total - f->offset, maxp),
+				optr_pace_segs(osk, f->dst, ovh + maxp));
 		u32 start = f->offset;
 		struct sk_buff *skb;
 
-		err = optr_pace(osk, nseg * ovh +
+		err = optr_pace(osk, f->dst, nseg * ovh +
 				min_t(u32, nseg * maxp, f->total - start),
 				deadline);
 		if (err)
@@ -517,6 +539,8 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 			 */
 			if (e && !err)
 				err = e;
+			if (e == -ETIMEDOUT)
+				optr_rate_tx_cut(osk, r);
 			if (e == -EFAULT || e == -EINTR)
 				break;
 		}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tracepoints: rounds opening and ending, and every dropped packet with its
- * reason. perf trace -e 'optireduce:*' or tracefs events/optireduce/.
+ * Tracepoints: rounds opening and ending, every dropped packet with its
+ * reason, and every report rate control applies (rate.c). perf trace -e 'optireduce:*' or tracefs events/optireduce/.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM optireduce
@@ -97,6 +97,34 @@ TRACE_EVENT(optireduce_drop,
 				   { OPTR_STAT_DROP_MEM_LIMIT, "mem_limit" },
 				   { OPTR_STAT_DROP_AUTH, "auth" }),
 		  __entry->comm, __entry->round, __entry->src)
+);
+
+TRACE_EVENT(optireduce_rate,
+	TP_PROTO(u32 comm, u32 rank, u32 peer, u32 old_mbps, u32 new_mbps,
+		 u32 loss, u32 ce),
+	TP_ARGS(comm, rank, peer, old_mbps, new_mbps, loss, ce),
+	TP_STRUCT__entry(
+		__field(u32, comm)
+		__field(u32, rank)
+		__field(u32, peer)
+		__field(u32, old_mbps)
+		__field(u32, new_mbps)
+		__field(u32, loss)
+		__field(u32, ce)
+	),
+	TP_fast_assign(
+		__entry->comm = comm;
+		__entry->rank = rank;
+		__entry->peer = peer;
+		__entry->old_mbps = old_mbps;
+		__entry->new_mbps = new_mbps;
+		__entry->loss = loss;
+		__entry->ce = ce;
+	),
+	TP_printk("comm=%u rank=%u peer=%u old_mbps=%u new_mbps=%u loss=%u/255 ce=%u/255",
+		  __entry->comm, __entry->rank, __entry->peer,
+		  __entry->old_mbps, __entry->new_mbps, __entry->loss,
+		  __entry->ce)
 );
 
 #endif /* _OPTR_TRACE_H */

@@ -34,6 +34,7 @@
 #include "compat.h"
 #include "netns.h"
 #include "params.h"
+#include "rate.h"
 #include "receive.h"
 #include "udp.h"
 
@@ -211,7 +212,7 @@ void optr_udp_xmit(struct optr_net *on, struct rtable *rt,
 	iph = ip_hdr(skb);
 	iph->version = 4;
 	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = 0;
+	iph->tos = optr_rate_tos();
 	iph->frag_off = 0;
 	iph->protocol = IPPROTO_UDP;
 	iph->saddr = saddr;

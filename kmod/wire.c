@@ -40,6 +40,7 @@ enum optr_wire_err optr_wire_parse(const struct optr_wire_hdr *h,
 	f->offset = be32_to_cpu(h->offset);
 	f->total = be32_to_cpu(h->total);
 	f->hint_us = be32_to_cpu(h->hint_us);
+	f->feedback = be32_to_cpu(h->feedback);
 	f->len = datalen - sizeof(*h) - tag;
 
 	if (f->src >= OPTIREDUCE_MAX_RANKS ||
@@ -71,5 +72,5 @@ void optr_wire_build(struct optr_wire_hdr *h, const struct optr_frag *f)
 	h->offset = cpu_to_be32(f->offset);
 	h->total = cpu_to_be32(f->total);
 	h->hint_us = cpu_to_be32(f->hint_us);
-	h->feedback = 0;
+	h->feedback = cpu_to_be32(f->feedback);
 }

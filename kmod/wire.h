@@ -36,7 +36,7 @@ struct optr_wire_hdr {
 	__be32 offset;		/* of this fragment's payload in the message */
 	__be32 total;		/* message length */
 	__be32 hint_us;		/* the send's timeout; receivers ignore it */
-	__be32 feedback;	/* room for receiver feedback; sent 0, ignored */
+	__be32 feedback;	/* receiver's report, rate.h; 0: none */
 } __packed;
 
 /* A parsed header, host order; what the receive path works with. */
@@ -48,6 +48,7 @@ struct optr_frag {
 	u32 len;		/* payload bytes in this fragment, no tag */
 	u32 total;
 	u32 hint_us;
+	u32 feedback;		/* rate.h; 0: no report */
 	u16 src;
 	u16 dst;
 	u8 flags;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suites for the module's pure logic: header parsing, received-range
- * bookkeeping, the adaptive deadline rule, reading skbs and the datagram
- * tag. Built into optireduce.ko when
+ * bookkeeping, the adaptive deadline rule, reading skbs, the datagram
+ * tag, and rate control's feedback encoding and AIMD step. Built into
+ * optireduce.ko when
  * the kernel has CONFIG_KUNIT (the debug kernel), and run at load time;
  * results appear in dmesg as KTAP and in debugfs under kunit/.
  */
@@ -15,6 +16,7 @@
 #include "../auth.h"
 #include "../estimate.h"
 #include "../ranges.h"
+#include "../rate.h"
 #include "../skbwalk.h"
 #include "../wire.h"
 
@@ -36,6 +38,7 @@ static void wire_roundtrip(struct kunit *test)
 
 	optr_frag_fill(&f, 100, 50, 150);
 	f.hint_us = 1234;
+	f.feedback = 0x8a0b0c00;
 	optr_wire_build(&h, &f);
 	KUNIT_ASSERT_EQ(test, OPTR_WIRE_OK,
 			optr_wire_parse(&h, sizeof(h) + 50, &g));
@@ -46,6 +49,7 @@ static void wire_roundtrip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, g.len, 50U);
 	KUNIT_EXPECT_EQ(test, g.total, 150U);
 	KUNIT_EXPECT_EQ(test, g.hint_us, 1234U);
+	KUNIT_EXPECT_EQ(test, g.feedback, 0x8a0b0c00U);
 	KUNIT_EXPECT_EQ(test, g.src, 1);
 	KUNIT_EXPECT_EQ(test, g.dst, 2);
 	KUNIT_EXPECT_EQ(test, g.flags, OPTR_WIRE_LAST);
@@ -486,6 +490,148 @@ static void auth_known_answer(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, memcmp(tag, want_tag, sizeof(tag)));
 }
 
+/* ---- rate control ---- */
+
+static void rate_encoding(struct kunit *test)
+{
+	struct optr_rate_report r, g;
+	u32 w;
+
+	KUNIT_EXPECT_FALSE(test, optr_rate_decode(0, &g));
+	/* Without the valid bit nothing else counts. */
+	KUNIT_EXPECT_FALSE(test, optr_rate_decode(0x7fffffff, &g));
+	for (r.seq = 0; r.seq <= OPTR_FB_SEQ_MASK; r.seq++) {
+		r.loss = r.seq * 2;
+		r.ce = 255 - r.seq;
+		w = optr_rate_encode(&r);
+		KUNIT_EXPECT_NE(test, w, 0U);
+		KUNIT_EXPECT_EQ(test, w & 0xff, 0U);
+		KUNIT_ASSERT_TRUE(test, optr_rate_decode(w, &g));
+		KUNIT_EXPECT_EQ(test, g.seq, r.seq);
+		KUNIT_EXPECT_EQ(test, g.loss, r.loss);
+		KUNIT_EXPECT_EQ(test, g.ce, r.ce);
+		/* The reserved low byte is ignored. */
+		KUNIT_ASSERT_TRUE(test, optr_rate_decode(w | 0xa5, &g));
+		KUNIT_EXPECT_EQ(test, g.seq, r.seq);
+		KUNIT_EXPECT_EQ(test, g.ce, r.ce);
+	}
+	/* The documented layout: valid, seq 5, loss 0x20, ce 0x03. */
+	r = (struct optr_rate_report){ .seq = 5, .loss = 0x20, .ce = 3 };
+	KUNIT_EXPECT_EQ(test, optr_rate_encode(&r), 0x85200300U);
+	/* A sequence past 7 bits wraps instead of touching the valid bit. */
+	r.seq = 0x85;
+	KUNIT_EXPECT_EQ(test, optr_rate_encode(&r), 0x85200300U);
+}
+
+static void rate_frac(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, optr_rate_frac(0, 0), 0);
+	KUNIT_EXPECT_EQ(test, optr_rate_frac(5, 0), 0);
+	KUNIT_EXPECT_EQ(test, optr_rate_frac(0, 1000), 0);
+	/* Any loss at all reports as at least 1/255. */
+	KUNIT_EXPECT_EQ(test, optr_rate_frac(1, 1000000), 1);
+	KUNIT_EXPECT_EQ(test, optr_rate_frac(1000, 1000), 255);
+	KUNIT_EXPECT_EQ(test, optr_rate_frac(2000, 1000), 255);
+	KUNIT_EXPECT_EQ(test, optr_rate_frac(1, 2), 128);
+	KUNIT_EXPECT_EQ(test, optr_rate_frac(1, 255), 1);
+	KUNIT_EXPECT_EQ(test, optr_rate_frac(2, 255), 2);
+	KUNIT_EXPECT_EQ(test, optr_rate_frac(254, 255), 254);
+	/* No overflow near the top of u64. */
+	KUNIT_EXPECT_EQ(test, optr_rate_frac(U64_MAX / 2, U64_MAX), 128);
+	KUNIT_EXPECT_EQ(test, optr_rate_frac(U64_MAX - 1, U64_MAX), 255);
+}
+
+static void rate_judge(struct kunit *test)
+{
+	struct optr_rate_report r = {};
+
+	KUNIT_EXPECT_EQ(test, OPTR_RATE_CLEAN, optr_rate_judge(&r, false));
+	r.loss = OPTR_RATE_LOSS_MIN;
+	KUNIT_EXPECT_EQ(test, OPTR_RATE_CLEAN, optr_rate_judge(&r, false));
+	r.loss = OPTR_RATE_LOSS_MIN + 1;
+	KUNIT_EXPECT_EQ(test, OPTR_RATE_LOSSY, optr_rate_judge(&r, false));
+	/* Loss of a message its sender cut at its timeout is no signal. */
+	r.loss = 255;
+	KUNIT_EXPECT_EQ(test, OPTR_RATE_CLEAN, optr_rate_judge(&r, true));
+	/* A mark always is; loss outranks it. */
+	r.ce = 1;
+	KUNIT_EXPECT_EQ(test, OPTR_RATE_MARKED, optr_rate_judge(&r, true));
+	KUNIT_EXPECT_EQ(test, OPTR_RATE_LOSSY, optr_rate_judge(&r, false));
+	r.loss = 0;
+	KUNIT_EXPECT_EQ(test, OPTR_RATE_MARKED, optr_rate_judge(&r, false));
+}
+
+static void rate_aimd(struct kunit *test)
+{
+	const struct optr_rate_cfg cfg = {
+		.min_mbps = 10, .max_mbps = 1000, .step_mbps = 10, .md_pct = 50,
+	};
+	u32 rate = 1000;
+	u8 clean = 0;
+	int i;
+
+	/* Loss: keep md_pct percent, never below the floor. */
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(100, OPTR_RATE_LOSSY, 0, &clean,
+					     &cfg), 50U);
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(15, OPTR_RATE_LOSSY, 0, &clean,
+					     &cfg), 10U);
+	/* Out of bounds (the bounds moved): clamped first; no overflow. */
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(U32_MAX, OPTR_RATE_LOSSY, 0,
+					     &clean, &cfg), 500U);
+	/* Marks: in proportion to the fraction marked, at least 1. */
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(1000, OPTR_RATE_MARKED, 255,
+					     &clean, &cfg), 500U);
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(1000, OPTR_RATE_MARKED, 51,
+					     &clean, &cfg), 900U);
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(1000, OPTR_RATE_MARKED, 1,
+					     &clean, &cfg), 999U);
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(10, OPTR_RATE_MARKED, 255,
+					     &clean, &cfg), 10U);
+	/* Clean: the step times the run of clean reports. */
+	clean = 0;
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(100, OPTR_RATE_CLEAN, 0, &clean,
+					     &cfg), 110U);
+	KUNIT_EXPECT_EQ(test, clean, 1);
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(110, OPTR_RATE_CLEAN, 0, &clean,
+					     &cfg), 130U);
+	KUNIT_EXPECT_EQ(test, clean, 2);
+	/* A congested report ends the run. */
+	optr_rate_aimd(130, OPTR_RATE_MARKED, 1, &clean, &cfg);
+	KUNIT_EXPECT_EQ(test, clean, 0);
+	/* The run's multiplier stops at OPTR_RATE_CLEAN_MAX ... */
+	clean = OPTR_RATE_CLEAN_MAX;
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(100, OPTR_RATE_CLEAN, 0, &clean,
+					     &cfg), 100U + 10 * OPTR_RATE_CLEAN_MAX);
+	KUNIT_EXPECT_EQ(test, clean, OPTR_RATE_CLEAN_MAX);
+	/* ... and the rate at the ceiling. */
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(995, OPTR_RATE_CLEAN, 0, &clean,
+					     &cfg), 1000U);
+	/* Seven losses take 1000 to the floor ... */
+	for (i = 0; i < 7; i++)
+		rate = optr_rate_aimd(rate, OPTR_RATE_LOSSY, 0, &clean, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 10U);
+	/* ... 13 clean reports back to the ceiling (10 * (1 + ... + 13) =
+	 * 910 more), not beyond.
+	 */
+	for (i = 0; i < 13; i++)
+		rate = optr_rate_aimd(rate, OPTR_RATE_CLEAN, 0, &clean, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 920U);
+	rate = optr_rate_aimd(rate, OPTR_RATE_CLEAN, 0, &clean, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 1000U);
+}
+
+static void rate_start(struct kunit *test)
+{
+	const struct optr_rate_cfg cfg = {
+		.min_mbps = 10, .max_mbps = 1000, .step_mbps = 10, .md_pct = 50,
+	};
+
+	KUNIT_EXPECT_EQ(test, optr_rate_start(0, &cfg), 1000U);
+	KUNIT_EXPECT_EQ(test, optr_rate_start(5, &cfg), 10U);
+	KUNIT_EXPECT_EQ(test, optr_rate_start(500, &cfg), 500U);
+	KUNIT_EXPECT_EQ(test, optr_rate_start(5000, &cfg), 1000U);
+}
+
 static struct kunit_case optr_wire_cases[] = {
 	KUNIT_CASE(wire_roundtrip),
 	KUNIT_CASE(wire_auth_tag_room),
@@ -514,6 +660,15 @@ static struct kunit_case optr_skbwalk_cases[] = {
 	{}
 };
 
+static struct kunit_case optr_rate_cases[] = {
+	KUNIT_CASE(rate_encoding),
+	KUNIT_CASE(rate_frac),
+	KUNIT_CASE(rate_judge),
+	KUNIT_CASE(rate_aimd),
+	KUNIT_CASE(rate_start),
+	{}
+};
+
 static struct kunit_suite optr_wire_suite = {
 	.name = "optireduce-wire",
 	.test_cases = optr_wire_cases,
@@ -534,5 +689,10 @@ static struct kunit_suite optr_skbwalk_suite = {
 	.test_cases = optr_skbwalk_cases,
 };
 
+static struct kunit_suite optr_rate_suite = {
+	.name = "optireduce-rate",
+	.test_cases = optr_rate_cases,
+};
+
 kunit_test_suites(&optr_wire_suite, &optr_ranges_suite, &optr_estimate_suite,
-		  &optr_skbwalk_suite);
+		  &optr_skbwalk_suite, &optr_rate_suite);

@@ -349,7 +349,10 @@ struct optireduce_estimate {
  *       SOCK_PACE_MBPS u32, SOCK_ROUNDS u32 (open), SOCK_COMPLETIONS u32
  *       (queued), STATS (nested, one u64 per counter), and if joined:
  *       COMM_ID u32, COMM_RANK u32, COMM_NRANKS u32, COMM_GROUP be32
- *       (multicast only), ESTIMATE (nested ESTIMATE_*)
+ *       (multicast only), ESTIMATE (nested ESTIMATE_*), and, once rate
+ *       control (module parameter rate_control) has state for a rank,
+ *       SOCK_PEERS (nested PEERS_PEER, each nested PEER_*: that rank's
+ *       rate, reports and marks; as many ranks as fit one message)
  *   OPTIREDUCE_CMD_COMM_GET    dump: one message per communicator with a
  *       member in the namespace: COMM_ID, COMM_NRANKS, COMM_GROUP,
  *       COMM_MEMBERS (nested COMM_RANK u32 of each local member)
@@ -412,6 +415,7 @@ enum {
 	OPTIREDUCE_A_EVENT_ROUND,	/* u32 */
 	OPTIREDUCE_A_EVENT_LOST,	/* u64 */
 	OPTIREDUCE_A_EVENT_EXPECTED,	/* u64 */
+	OPTIREDUCE_A_SOCK_PEERS,	/* nested OPTIREDUCE_PEERS_PEER */
 	__OPTIREDUCE_A_MAX
 };
 
@@ -424,6 +428,28 @@ enum {
 	OPTIREDUCE_ESTIMATE_TYPICAL_US,
 	OPTIREDUCE_ESTIMATE_SAMPLES,
 	__OPTIREDUCE_ESTIMATE_MAX
+};
+
+/* Inside OPTIREDUCE_A_SOCK_PEERS: one nest per rank. */
+enum {
+	OPTIREDUCE_PEERS_UNSPEC,
+	OPTIREDUCE_PEERS_PEER,		/* nested OPTIREDUCE_PEER_* */
+	__OPTIREDUCE_PEERS_MAX
+};
+
+/* Inside OPTIREDUCE_PEERS_PEER: rate control's state for one rank. */
+enum {
+	OPTIREDUCE_PEER_UNSPEC,
+	OPTIREDUCE_PEER_PAD,
+	OPTIREDUCE_PEER_RANK,		/* u32 */
+	OPTIREDUCE_PEER_RATE_MBPS,	/* u32: what a send to it leaves at */
+	OPTIREDUCE_PEER_REPORTS,	/* u64: its reports applied */
+	OPTIREDUCE_PEER_DECREASES,	/* u64: ... that were congestion */
+	OPTIREDUCE_PEER_INCREASES,	/* u64: ... that were clean */
+	OPTIREDUCE_PEER_LOSS_PPM,	/* u32: loss in its last report */
+	OPTIREDUCE_PEER_CE_PPM,		/* u32: CE marks in its last report */
+	OPTIREDUCE_PEER_CE_RX,		/* u64: CE-marked datagrams from it */
+	__OPTIREDUCE_PEER_MAX
 };
 
 /*

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Rate control: a sending rate per destination rank, adapted from what
+ * that rank reports of our traffic in the header's feedback word (loss of
+ * the messages it expected from us, ECN CE marks on our datagrams).
+ * Off unless the rate_control tunable is set; then the pacer of send.c
+ * spaces a message to rank r at r's rate. Design.md, "Rate control",
+ * explains the algorithm; wire-format.md the feedback word.
+ *
+ * Locking: struct optr_rate_peer lives in the communicator, one per rank.
+ * Everything in it changes under osk->lock (the receive path and the
+ * round ends); the send path, which holds only osk->tx_lock, reads rate
+ * and fb_word and writes fb_sent and tx_cut with READ_ONCE/WRITE_ONCE,
+ * single words that need no lock.
+ */
+#ifndef _OPTR_RATE_H
+#define _OPTR_RATE_H
+
+#include <linux/types.h>
+
+struct optr_frag;
+struct optr_sock;
+struct sk_buff;
+
+/* The feedback word (wire-format.md, "Feedback"). */
+#define OPTR_FB_VALID		0x80000000U	/* a report is present */
+#define OPTR_FB_SEQ_SHIFT	24
+#define OPTR_FB_SEQ_MASK	0x7fU
+#define OPTR_FB_LOSS_SHIFT	16
+#define OPTR_FB_CE_SHIFT	8
+/* Fractions are in 255ths, rounded up: any loss or mark is at least 1. */
+#define OPTR_FB_FRAC_ONE	255U
+
+/*
+ * A report carrying more loss than this (in 255ths, about 0.8%) is a
+ * congestion signal; less is noise a lossy path or a late sender makes.
+ */
+#define OPTR_RATE_LOSS_MIN	2U
+/* Consecutive clean reports that raise the increase, at most this many steps. */
+#define OPTR_RATE_CLEAN_MAX	16U
+
+/* What a report says about the path. */
+enum optr_rate_verdict {
+	OPTR_RATE_CLEAN,	/* no mark, no loss above OPTR_RATE_LOSS_MIN */
+	OPTR_RATE_MARKED,	/* CE marks, no such loss */
+	OPTR_RATE_LOSSY,	/* loss above OPTR_RATE_LOSS_MIN */
+};
+
+struct optr_rate_report {
+	u8 seq;			/* 0..OPTR_FB_SEQ_MASK */
+	u8 loss;		/* bytes missing / bytes expected, 255ths */
+	u8 ce;			/* CE-marked datagrams / datagrams, 255ths */
+};
+
+/* The tunables, read once per decision. */
+struct optr_rate_cfg {
+	u32 min_mbps;
+	u32 max_mbps;
+	u32 step_mbps;
+	u32 md_pct;		/* percent of the rate kept on congestion */
+};
+
+struct optr_rate_peer {
+	/* As a sender to this rank. */
+	u32 rate_mbps;		/* 0: not adapted yet, start value */
+	bool have_seq;		/* last_seq is valid */
+	u8 last_seq;		/* of the last report applied */
+	u8 last_loss;		/* ... and what it said */
+	u8 last_ce;
+	bool tx_cut;		/* a send to it hit its timeout since */
+	u8 clean;		/* consecutive clean reports, capped */
+	u64 reports;		/* reports applied */
+	u64 decreases;		/* ... that were congestion */
+	u64 increases;		/* ... that were clean */
+	/* As a receiver of this rank: what the next report covers. */
+	u64 acc_expected;	/* bytes of its messages that ended */
+	u64 acc_missing;	/* ... missing when they did */
+	u32 acc_dgrams;		/* its datagrams received */
+	u32 acc_ce;		/* ... with CE set */
+	/* What the published report covers, until it was sent. */
+	u64 pub_expected;
+	u64 pub_missing;
+	u32 pub_dgrams;
+	u32 pub_ce;
+	u8 seq;			/* of the published report */
+	bool fb_sent;		/* it went out at least once */
+	u32 fb_word;		/* host order; 0: nothing to report */
+	u64 ce_rx;		/* CE-marked datagrams received from it */
+};
+
+/* Pure logic (KUnit-tested). */
+u32 optr_rate_encode(const struct optr_rate_report *r);
+bool optr_rate_decode(u32 word, struct optr_rate_report *r);
+u8 optr_rate_frac(u64 part, u64 whole);
+enum optr_rate_verdict optr_rate_judge(const struct optr_rate_report *r,
+				       bool tx_cut);
+u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
+		   const struct optr_rate_cfg *cfg);
+u32 optr_rate_start(u32 fixed_mbps, const struct optr_rate_cfg *cfg);
+
+bool optr_rate_enabled(void);
+void optr_rate_cfg_get(struct optr_rate_cfg *cfg);
+
+/* The communicator's per-rank state. */
+struct optr_rate_peer *optr_rate_alloc(u32 nranks);
+void optr_rate_free(struct optr_rate_peer *peers);
+
+/* Send path (osk->tx_lock). */
+u32 optr_rate_mbps(struct optr_sock *osk, u32 dst, u32 fixed_mbps);
+u32 optr_rate_feedback(struct optr_sock *osk, u32 dst);
+void optr_rate_tx_cut(struct optr_sock *osk, u32 dst);
+u8 optr_rate_tos(void);
+
+/* Receive path and round ends (osk->lock). */
+void optr_rate_rx(struct optr_sock *osk, const struct optr_frag *f, bool ce);
+void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 len, u32 got);
+
+/* Netlink: the per-rank state of a joined socket (OPTIREDUCE_A_SOCK_PEERS). */
+int optr_rate_nl_put(struct sk_buff *skb, struct optr_sock *osk);
+
+#endif /* _OPTR_RATE_H */
