@@ -51,6 +51,7 @@ const enum mnl_attr_data_type optr_attr_types[OPTIREDUCE_A_MAX + 1] = {
 	[OPTIREDUCE_A_EVENT_ROUND] = MNL_TYPE_U32,
 	[OPTIREDUCE_A_EVENT_LOST] = MNL_TYPE_U64,
 	[OPTIREDUCE_A_EVENT_EXPECTED] = MNL_TYPE_U64,
+	[OPTIREDUCE_A_SOCK_PEERS] = MNL_TYPE_NESTED,
 };
 
 static const struct cmd objects[] = {

@@ -2,6 +2,7 @@
 /*
  * optireduce sock show: one line per socket of the namespace (the dump of
  * OPTIREDUCE_CMD_SOCK_GET); -s adds the deadline estimate and counters.
+ * Under each socket rate control has run for, one line per peer rank.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -44,6 +45,64 @@ static void print_estimate(const struct nlattr *nest)
 	print_close_object();
 }
 
+/* One rank's rate control state (OPTIREDUCE_PEERS_PEER). */
+static void print_peer(const struct nlattr *nest)
+{
+	static const enum mnl_attr_data_type types[__OPTIREDUCE_PEER_MAX] = {
+		[OPTIREDUCE_PEER_RANK] = MNL_TYPE_U32,
+		[OPTIREDUCE_PEER_RATE_MBPS] = MNL_TYPE_U32,
+		[OPTIREDUCE_PEER_REPORTS] = MNL_TYPE_U64,
+		[OPTIREDUCE_PEER_DECREASES] = MNL_TYPE_U64,
+		[OPTIREDUCE_PEER_INCREASES] = MNL_TYPE_U64,
+		[OPTIREDUCE_PEER_LOSS_PPM] = MNL_TYPE_U32,
+		[OPTIREDUCE_PEER_CE_PPM] = MNL_TYPE_U32,
+		[OPTIREDUCE_PEER_CE_RX] = MNL_TYPE_U64,
+	};
+	const struct nlattr *tb[__OPTIREDUCE_PEER_MAX];
+
+	nl_parse_nested(nest, tb, __OPTIREDUCE_PEER_MAX - 1, types);
+	if (!tb[OPTIREDUCE_PEER_RANK])
+		return;
+	print_open_object(NULL);
+	print_uint("rank", "    peer %llu", attr_u32(tb[OPTIREDUCE_PEER_RANK]));
+	if (tb[OPTIREDUCE_PEER_RATE_MBPS])
+		print_uint("rate_mbps", " rate %lluMbit",
+			   attr_u32(tb[OPTIREDUCE_PEER_RATE_MBPS]));
+	if (tb[OPTIREDUCE_PEER_REPORTS])
+		print_uint("reports", " reports %llu",
+			   attr_u64(tb[OPTIREDUCE_PEER_REPORTS]));
+	if (tb[OPTIREDUCE_PEER_DECREASES])
+		print_uint("decreases", " decreases %llu",
+			   attr_u64(tb[OPTIREDUCE_PEER_DECREASES]));
+	if (tb[OPTIREDUCE_PEER_INCREASES])
+		print_uint("increases", " increases %llu",
+			   attr_u64(tb[OPTIREDUCE_PEER_INCREASES]));
+	if (tb[OPTIREDUCE_PEER_LOSS_PPM])
+		print_uint("loss_ppm", " loss %lluppm",
+			   attr_u32(tb[OPTIREDUCE_PEER_LOSS_PPM]));
+	if (tb[OPTIREDUCE_PEER_CE_PPM])
+		print_uint("ce_ppm", " ce %lluppm",
+			   attr_u32(tb[OPTIREDUCE_PEER_CE_PPM]));
+	if (tb[OPTIREDUCE_PEER_CE_RX])
+		print_uint("ce_rx", " ce_rx %llu",
+			   attr_u64(tb[OPTIREDUCE_PEER_CE_RX]));
+	print_text("\n");
+	print_close_object();
+}
+
+static void print_peers(const struct nlattr *nest)
+{
+	const struct nlattr *m;
+
+	print_open_array("peers");
+	mnl_attr_for_each_nested(m, nest) {
+		if (mnl_attr_get_type(m) == OPTIREDUCE_PEERS_PEER &&
+		    mnl_attr_validate(m, MNL_TYPE_NESTED) >= 0)
+			print_peer(m);
+	}
+	print_close_array();
+}
+
 static int sock_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[OPTIREDUCE_A_MAX + 1];
@@ -84,6 +143,8 @@ static int sock_cb(const struct nlmsghdr *nlh, void *data)
 			   pace);
 	}
 	print_text("\n");
+	if (tb[OPTIREDUCE_A_SOCK_PEERS])
+		print_peers(tb[OPTIREDUCE_A_SOCK_PEERS]);
 	if (c->stats) {
 		if (tb[OPTIREDUCE_A_ESTIMATE])
 			print_estimate(tb[OPTIREDUCE_A_ESTIMATE]);
@@ -117,6 +178,6 @@ static int sock_show(struct ctx *c, int argc, char **argv)
 
 const struct cmd sock_cmds[] = {
 	{ "show", sock_show, NULL, NULL,
-	  "list sockets: communicator, rank, open rounds, queued completions, pace" },
+	  "list sockets: communicator, rank, open rounds, queued completions, pace, per-peer rates" },
 	{}
 };
