@@ -22,6 +22,11 @@ backlog_kb 0 1048576
 loss_alarm_ppm 0 1000000
 rx_steer_kb 0 1048576
 mem_max_kb 0 16777216
+rate_control 0 1
+rate_min_mbps 1 1000000
+rate_max_mbps 1 1000000
+rate_step_mbps 1 100000
+rate_md_pct 1 99
 "
 
 # refused NAME VALUE: the write fails and the value is unchanged.
@@ -42,20 +47,22 @@ accepted() {
 	echo "$2" >"$PARAMS/$1" && [ "$(cat "$PARAMS/$1")" = "$2" ]
 }
 
-# Defaults, read before anything is written: the bounds test below moves
-# deadline_min_us and deadline_max_us together.
+# Defaults, read before anything is written: the bounds tests below move
+# deadline_min_us and deadline_max_us together, and the two rate bounds.
 declare -A default
 while read -r name _; do
 	[ -n "$name" ] && default[$name]=$(cat "$PARAMS/$name")
 done <<<"$TUNABLES"
 
 restore_defaults() {
-	# Order matters only for the two bounds: widest first.
+	# Order matters only for the bounds: widest first.
 	echo 100 >"$PARAMS/deadline_min_us"
+	echo 1 >"$PARAMS/rate_min_mbps"
 	for name in "${!default[@]}"; do
 		echo "${default[$name]}" >"$PARAMS/$name"
 	done
 	echo "${default[deadline_min_us]}" >"$PARAMS/deadline_min_us"
+	echo "${default[rate_min_mbps]}" >"$PARAMS/rate_min_mbps"
 }
 
 while read -r name min max; do
@@ -68,6 +75,8 @@ while read -r name min max; do
 	case $name in
 	deadline_min_us) echo 60000000 >"$PARAMS/deadline_max_us" ;;
 	deadline_max_us) echo 100 >"$PARAMS/deadline_min_us" ;;
+	rate_min_mbps) echo 1000000 >"$PARAMS/rate_max_mbps" ;;
+	rate_max_mbps) echo 1 >"$PARAMS/rate_min_mbps" ;;
 	esac
 	accepted "$name" "$min" || ok=0
 	accepted "$name" "$max" || ok=0
@@ -88,6 +97,11 @@ echo 5000 >"$PARAMS/deadline_min_us"
 ktap_check "deadline_max_us below deadline_min_us refused" refused deadline_max_us 4000
 echo 1000 >"$PARAMS/deadline_min_us"
 ktap_check "deadline_min_us above deadline_max_us refused" refused deadline_min_us 3000000
+restore_defaults
+echo 500 >"$PARAMS/rate_min_mbps"
+ktap_check "rate_max_mbps below rate_min_mbps refused" refused rate_max_mbps 400
+echo 100 >"$PARAMS/rate_max_mbps"
+ktap_check "rate_min_mbps above rate_max_mbps refused" refused rate_min_mbps 200
 restore_defaults
 ok=1
 for name in "${!default[@]}"; do
