@@ -124,6 +124,22 @@ u32 optr_rate_start(u32 fixed_mbps, const struct optr_rate_cfg *cfg)
 	return clamp(fixed_mbps, cfg->min_mbps, cfg->max_mbps);
 }
 
+/* The rate, Mbit/s rounded up, at which @bytes leave in @ns; 0 when no
+ * time is left (nothing helps then).
+ */
+u32 optr_rate_needed(u64 bytes, s64 ns)
+{
+	u64 mbps;
+
+	if (ns <= 0 || !bytes)
+		return 0;
+	/* bytes * 8000 / ns = Mbit/s; a send is at most 2 GiB per peer. */
+	if (bytes > U64_MAX / 8000)
+		return U32_MAX;
+	mbps = div64_u64(bytes * 8000 + ns - 1, ns);
+	return min_t(u64, mbps, U32_MAX);
+}
+
 bool optr_rate_enabled(void)
 {
 	return optr_tunable_get(&optr_rate_control);
@@ -191,6 +207,20 @@ u32 optr_rate_mbps(struct optr_sock *osk, u32 dst, u32 fixed_mbps)
 			rate = min(rate, optr_rate_peer_mbps(&comm->rate[r],
 							     fixed_mbps, &cfg));
 	return rate == U32_MAX ? fixed_mbps : rate;
+}
+
+/*
+ * With rate control, @mbps raised to what gets @left bytes out in @ns, the
+ * time to their send's timeout: bytes that would leave after it are
+ * dropped at the sender, so pacing slower than that only loses them
+ * (the timeout bounds the send, the rate only spreads it). Unchanged
+ * without rate control, or unpaced.
+ */
+u32 optr_rate_in_time(u32 mbps, u64 left, s64 ns)
+{
+	if (!mbps || !optr_rate_enabled())
+		return mbps;
+	return max(mbps, optr_rate_needed(left, ns));
 }
 
 /* The feedback word for datagrams to @dst: the report about @dst's

@@ -97,6 +97,7 @@ enum optr_rate_verdict optr_rate_judge(const struct optr_rate_report *r,
 u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
 		   const struct optr_rate_cfg *cfg);
 u32 optr_rate_start(u32 fixed_mbps, const struct optr_rate_cfg *cfg);
+u32 optr_rate_needed(u64 bytes, s64 ns);
 
 bool optr_rate_enabled(void);
 void optr_rate_cfg_get(struct optr_rate_cfg *cfg);
@@ -107,6 +108,7 @@ void optr_rate_free(struct optr_rate_peer *peers);
 
 /* Send path (osk->tx_lock). */
 u32 optr_rate_mbps(struct optr_sock *osk, u32 dst, u32 fixed_mbps);
+u32 optr_rate_in_time(u32 mbps, u64 left, s64 ns);
 u32 optr_rate_feedback(struct optr_sock *osk, u32 dst);
 void optr_rate_tx_cut(struct optr_sock *osk, u32 dst);
 u8 optr_rate_tos(void);

@@ -42,16 +42,28 @@ static u32 optr_pace_rate(struct optr_sock *osk)
 }
 
 /*
- * Wait until @wire_bytes may leave at the paced rate (@dst's, with rate
- * control): a token bucket that
+ * The rate of the next batch to @dst, of which @left bytes on the wire
+ * (with the later copies of a fan-out) are still to leave by @deadline: the socket's, or
+ * with rate control @dst's, but never so slow that they could not.
+ */
+static u32 optr_pace_next(struct optr_sock *osk, u32 dst, u64 left,
+			  ktime_t deadline)
+{
+	u32 mbps = optr_rate_mbps(osk, dst, optr_pace_rate(osk));
+
+	return optr_rate_in_time(mbps, left,
+				 ktime_to_ns(ktime_sub(deadline, ktime_get())));
+}
+
+/*
+ * Wait until @wire_bytes may leave at @mbps (0: at once): a token bucket that
  * lets a sender run up to OPTR_PACE_BURST_NS ahead, so a late wake-up is
  * made up by the following datagrams instead of being forgiven.
  * -ETIMEDOUT when the datagram could only leave after @deadline.
  */
-static int optr_pace(struct optr_sock *osk, u32 dst, u32 wire_bytes,
+static int optr_pace(struct optr_sock *osk, u32 mbps, u32 wire_bytes,
 		     ktime_t deadline)
 {
-	u32 mbps = optr_rate_mbps(osk, dst, optr_pace_rate(osk));
 	ktime_t now, when;
 
 	lockdep_assert_held(&osk->tx_lock);
@@ -74,15 +86,13 @@ static int optr_pace(struct optr_sock *osk, u32 dst, u32 wire_bytes,
 }
 
 /*
- * Segments of @seg bytes a paced batch to @dst may carry: what the rate
+ * Segments of @seg bytes a batch paced at @mbps may carry: what the rate
  * lets leave in OPTR_PACE_BURST_NS, at least one. A batch reaches the
  * next queue at once whatever the pacing after it: at 30 Mbit/s a batch
  * of 64 segments would be a shallow switch port's whole buffer.
  */
-static u32 optr_pace_segs(struct optr_sock *osk, u32 dst, u32 seg)
+static u32 optr_pace_segs(u32 mbps, u32 seg)
 {
-	u32 mbps = optr_rate_mbps(osk, dst, optr_pace_rate(osk));
-
 	if (!mbps)
 		return U32_MAX;
 	/* Mbit/s * ns / 8000 = bytes */
@@ -331,11 +341,12 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 }
 
 /* Send the whole message in @iter to one IPv4 destination; with @key
- * (authenticated datagrams) each fragment carries its tag.
+ * (authenticated datagrams) each fragment carries its tag; @after bytes
+ * of the same send go to others after it.
  */
 static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 			struct optr_frag *f, struct iov_iter *iter,
-			const u8 *key, ktime_t deadline)
+			const u8 *key, ktime_t deadline, u64 after)
 {
 	const u32 framing = sizeof(struct optr_wire_hdr) +
 			    (key ? OPTR_WIRE_TAG_LEN : 0);
@@ -377,13 +388,17 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 			      (framing + maxp)));
 
 	while (f->offset < f->total) {
+		u64 left = f->total - f->offset + after;
+		u32 mbps = optr_pace_next(osk, f->dst,
+					  left + DIV_ROUND_UP_ULL(left, maxp) * ovh,
+					  deadline);
 		u32 nseg = min3(max(segs_max, 1U),
 				DIV_ROUND_UP(f->total - f->offset, maxp),
-				optr_pace_segs(osk, f->dst, ovh + maxp));
+				optr_pace_segs(mbps, ovh + maxp));
 		u32 start = f->offset;
 		struct sk_buff *skb;
 
-		err = optr_pace(osk, f->dst, nseg * ovh +
+		err = optr_pace(osk, mbps, nseg * ovh +
 				min_t(u32, nseg * maxp, f->total - start),
 				deadline);
 		if (err)
@@ -520,9 +535,11 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 		f.flags |= OPTR_WIRE_MCAST;
 		err = optr_send_to(osk, comm->group, comm->group_ifindex,
 				   comm->ttl, &f, &msg->msg_iter, key,
-				   deadline);
+				   deadline, 0);
 	} else {
 		for (r = 0; r < comm->nranks; r++) {
+			/* Copies to the peers after this one. */
+			u32 later = comm->nranks - 1 - r - (comm->rank > r);
 			int e;
 
 			if (r == comm->rank ||
@@ -530,7 +547,9 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 				continue;
 			f.dst = r;
 			e = optr_send_to(osk, comm->addr[r], 0, 0, &f,
-					 &msg->msg_iter, key, deadline);
+					 &msg->msg_iter, key, deadline,
+					 req->dst == OPTIREDUCE_DST_ALL ?
+					 (u64)later * len : 0);
 			/* The next peer gets the same bytes from the start. */
 			iov_iter_revert(&msg->msg_iter,
 					len - iov_iter_count(&msg->msg_iter));

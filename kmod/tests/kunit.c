@@ -632,6 +632,21 @@ static void rate_start(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, optr_rate_start(5000, &cfg), 1000U);
 }
 
+static void rate_needed(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, optr_rate_needed(1000, 0), 0U);
+	KUNIT_EXPECT_EQ(test, optr_rate_needed(1000, -5), 0U);
+	KUNIT_EXPECT_EQ(test, optr_rate_needed(0, 1000), 0U);
+	/* 125 KB in 10 ms: 100 Mbit/s; a nanosecond less rounds up. */
+	KUNIT_EXPECT_EQ(test, optr_rate_needed(125000, 10000000), 100U);
+	KUNIT_EXPECT_EQ(test, optr_rate_needed(125000, 9999999), 101U);
+	/* One byte in a second still needs 1. */
+	KUNIT_EXPECT_EQ(test, optr_rate_needed(1, 1000000000), 1U);
+	/* Saturates instead of wrapping. */
+	KUNIT_EXPECT_EQ(test, optr_rate_needed(1ULL << 40, 1), U32_MAX);
+	KUNIT_EXPECT_EQ(test, optr_rate_needed(U64_MAX, 1000), U32_MAX);
+}
+
 static struct kunit_case optr_wire_cases[] = {
 	KUNIT_CASE(wire_roundtrip),
 	KUNIT_CASE(wire_auth_tag_room),
@@ -666,6 +681,7 @@ static struct kunit_case optr_rate_cases[] = {
 	KUNIT_CASE(rate_judge),
 	KUNIT_CASE(rate_aimd),
 	KUNIT_CASE(rate_start),
+	KUNIT_CASE(rate_needed),
 	{}
 };
 
