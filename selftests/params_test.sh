@@ -100,6 +100,7 @@ ktap_check "deadline_min_us above deadline_max_us refused" refused deadline_min_
 restore_defaults
 echo 500 >"$PARAMS/rate_min_mbps"
 ktap_check "rate_max_mbps below rate_min_mbps refused" refused rate_max_mbps 400
+echo 5 >"$PARAMS/rate_min_mbps"
 echo 100 >"$PARAMS/rate_max_mbps"
 ktap_check "rate_min_mbps above rate_max_mbps refused" refused rate_min_mbps 200
 restore_defaults

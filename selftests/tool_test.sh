@@ -441,6 +441,8 @@ for name in $TUNABLES; do
 	case $name in
 	deadline_min_us) set_ok "$name" "$min" || ok=0 ;;	# max: above deadline_max_us
 	deadline_max_us) set_ok "$name" "$max" || ok=0 ;;
+	rate_min_mbps) set_ok "$name" "$min" || ok=0 ;;	# max: above rate_max_mbps
+	rate_max_mbps) set_ok "$name" "$max" || ok=0 ;;
 	*) { set_ok "$name" "$min" && set_ok "$name" "$max"; } || ok=0 ;;
 	esac
 	set_ok "$name" "$def" || ok=0
