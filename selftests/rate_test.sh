@@ -1,0 +1,229 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Rate control (kmod/rate.c) on the kernel path, in the emulated fabric
+# (tools/lib/fabric.sh): four ranks, every link (the switch's port towards
+# each host and each host's uplink) a 30 Mbit/s token bucket with a
+# 128 KiB queue that marks ECN-capable packets above 32 KiB. Each call of
+# 256 KiB sends a 64 KiB shard to each peer: phase 1 is an incast of three
+# senders into each port. The same calls run twice, paced at a fixed
+# 200 Mbit/s, far above the links, and with rate_control on, starting
+# from the same 200 Mbit/s:
+#   - the rate-controlled calls lose fewer entries than the fixed ones
+#     (calls WARM..CALLS-2 of each, both counts printed, the order
+#     asserted), and what the switch and uplinks dropped is printed;
+#   - its rates fell (decreases in rank 0's netlink dump, every rate under
+#     the start), and the tracepoint saw decreases and marks;
+#   - once the fabric is unshaped (the congestion stops), with the calls
+#     still running, the rates rise again (the tracepoint: rates above
+#     where the congestion left them).
+# Nothing about time is asserted. Under two minutes in the TCG guest.
+
+dir=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$dir/lib.sh"
+# shellcheck source=../tools/lib/fabric.sh
+. "$REPO_DIR/tools/lib/fabric.sh"
+
+AR=$REPO_DIR/lib/build/examples/allreduce_rank
+TOOL=${OPTIREDUCE_TOOL:-$REPO_DIR/tools/optireduce/optireduce}
+PARAMS=/sys/module/optireduce/parameters
+TRACING=/sys/kernel/tracing
+EVENT=$TRACING/events/optireduce/optireduce_rate
+OUT=$(mktemp -d)
+N=4
+COUNT=65536
+# Calls compared; the rate-controlled run goes on for CLEAN more once the
+# fabric is unshaped, which are not compared.
+CALLS=${RATE_TEST_CALLS:-16}
+WARM=${RATE_TEST_WARM:-6}
+CLEAN=${RATE_TEST_CLEAN:-20}
+START=200
+# Every rank's options and environment (allreduce_ranks). Plain system
+# calls: through io_uring, paced sends were cut short (tx_dropped in the
+# hundreds, whole shards lost, fixed pacing too), which would hide what
+# the rates do; see Documentation/design.md, "Rate control".
+AR_OPTS=(--per-call --path kernel --check none --count "$COUNT")
+RANK_ENV=(OPTIREDUCE_WARMUP=2 OPTIREDUCE_DIRECT_KB=0 OPTIREDUCE_HADAMARD=off
+	OPTIREDUCE_LOSS_THRESHOLD=1 OPTIREDUCE_DEADLINE_SLACK_MS=300
+	OPTIREDUCE_NO_URING=1)
+port=22000
+
+require_root
+require_built "$AR" "$TOOL"
+
+declare -A saved
+RATE_PARAMS="pace_mbps rate_control rate_min_mbps rate_max_mbps rate_step_mbps rate_md_pct"
+
+# Bash 5.2 was seen to run this EXIT trap in one of the script's
+# subshells too, mid-run, removing the namespaces and OUT under the
+# running test: only the script itself cleans up.
+MAIN=$BASHPID
+# shellcheck disable=SC2317 # the EXIT trap
+cleanup() {
+	local p
+
+	[ "$BASHPID" = "$MAIN" ] || return 0
+	[ -w "$EVENT/enable" ] && echo 0 >"$EVENT/enable"
+	# Widest bounds first, then every saved value.
+	[ -n "${saved[rate_min_mbps]:-}" ] && echo 1 >"$PARAMS/rate_min_mbps"
+	for p in $RATE_PARAMS rate_min_mbps; do
+		[ -n "${saved[$p]:-}" ] && echo "${saved[$p]}" >"$PARAMS/$p"
+	done
+	cleanup_ns
+	rm -rf "$OUT"
+}
+trap cleanup EXIT
+
+# lost NAME: entries lost in calls WARM..CALLS-2 over every rank (the last
+# compared call may overlap the unshaping of the rate-controlled run).
+lost() {
+	awk -v from=$WARM -v to=$((CALLS - 2)) \
+		'$1 == "call" && $2 >= from && $2 <= to { lost += $4 }
+		 END { print lost + 0 }' "$OUT/$1".[0-9]
+}
+
+# transport FILE: the hosts' namespace counters summed, "NAME VALUE" lines.
+transport() {
+	local i
+
+	for ((i = 0; i < N; i++)); do
+		ip netns exec "${HOST_NS[$i]}" cat /proc/net/optireduce
+	done | awk '$1 == "net" { v[$2] += $3 } END { for (k in v) print k, v[k] }' >"$1"
+}
+
+# transport_report RUN: what the transport counted during RUN.
+transport_report() {
+	awk -v run="$1" 'NR == FNR { b[$1] = $2; next }
+		$1 ~ /^(tx_dropped|bytes_lost|rounds_expired|rounds_early|rounds_completed|drop_stale_round|drop_no_post)$/ {
+			printf " %s=%d", $1, $2 - b[$1] }
+		END { print "" }' "$OUT/tbefore.$1" "$OUT/tafter.$1" |
+		sed "s/^/# $1: transport/"
+}
+
+# calls_done FILE N: FILE has N per-call lines.
+calls_done() {
+	[ "$(grep -c '^call ' "$1" 2>/dev/null)" -ge "$2" ]
+}
+
+# peers FILE: "RATE DECREASES INCREASES" per peer of rank 0's socket, from
+# optireduce -j sock show, one line each.
+peers() {
+	ip netns exec "${HOST_NS[0]}" "$TOOL" -j sock show >"$1.json" || return 1
+	python3 -c '
+import json, sys
+for s in json.load(open(sys.argv[1])):
+    for p in s.get("peers", []):
+        print(p["rate_mbps"], p["decreases"], p["increases"])
+' "$1.json" >"$1"
+}
+
+if ! optr_load; then
+	echo "# SKIP: optireduce.ko cannot be loaded"
+	exit "$KSFT_SKIP"
+fi
+for p in $RATE_PARAMS; do
+	saved[$p]=$(cat "$PARAMS/$p")
+done
+FABRIC_ECN_KB=32
+if ! fabric_setup $N; then
+	ktap_fail "fabric setup"
+	ktap_finish
+fi
+tracing=0
+if [ -w "$EVENT/enable" ]; then
+	echo >"$TRACING/trace"
+	echo 1 >"$EVENT/enable"
+	tracing=1
+fi
+
+# Fixed pacing, too fast for the links.
+echo $START >"$PARAMS/pace_mbps"
+echo 0 >"$PARAMS/rate_control"
+fabric_counters "$OUT/before.fixed"
+transport "$OUT/tbefore.fixed"
+port=$((port + 10))
+allreduce_ranks fixed $N $port 150 "${RANK_ENV[@]}" -- --calls $CALLS
+st_fixed=$?
+fabric_counters "$OUT/after.fixed"
+transport "$OUT/tafter.fixed"
+
+# Rate control from the same start, then the congestion stops.
+echo 1 >"$PARAMS/rate_min_mbps"
+echo $START >"$PARAMS/rate_max_mbps"
+echo 5 >"$PARAMS/rate_min_mbps"
+echo 5 >"$PARAMS/rate_step_mbps"
+echo 50 >"$PARAMS/rate_md_pct"
+echo 1 >"$PARAMS/rate_control"
+fabric_counters "$OUT/before.rate"
+transport "$OUT/tbefore.rate"
+port=$((port + 10))
+allreduce_ranks rate $N $port 150 "${RANK_ENV[@]}" -- \
+	--calls $((CALLS + CLEAN)) &
+ranks=$!
+busywait 150000 calls_done "$OUT/rate.0" $CALLS
+fabric_counters "$OUT/after.rate"
+transport "$OUT/tafter.rate"
+peers "$OUT/peers.congested"
+[ $tracing = 1 ] && echo rate_test_unshaped >"$TRACING/trace_marker"
+fabric_unshape
+wait $ranks
+st_rate=$?
+[ $tracing = 1 ] && echo 0 >"$EVENT/enable"
+
+f_lost=$(lost fixed)
+r_lost=$(lost rate)
+echo "# fixed pacing at $START Mbit/s: entries lost in calls $WARM..$((CALLS - 2)): $f_lost"
+echo "# rate control: $r_lost"
+for run in fixed rate; do
+	fabric_report "$OUT/before.$run" "$OUT/after.$run" /dev/null |
+		sed -n "s/^fabric total/# $run: switch total/p"
+	transport_report $run
+done
+sed "s/^/# optireduce -j sock show, rank 0, congested: /" \
+	"$OUT/peers.congested.json"
+# Rank 0's calls: SEQ DURATION_MS LOST EXPECTED.
+for run in fixed rate; do
+	awk -v run=$run '$1 == "call" {
+		printf "# %s call %d %d ms lost %d of %d\n", run, $2, $3 / 1e6, $4, $5 }' \
+		"$OUT/$run.0"
+done
+if [ $st_fixed -ne 0 ] || [ $st_rate -ne 0 ]; then
+	for f in "$OUT"/*.err; do
+		sed "s|^|# ${f##*/}: |" "$f"
+	done
+fi
+
+ktap_check "every rank ran every call" test $st_fixed -eq 0 -a $st_rate -eq 0
+ktap_check "rate control loses fewer entries than fixed pacing" \
+	test "$r_lost" -lt "$f_lost"
+# Every peer of rank 0 had its rate cut below the start.
+ktap_check "rates fell under congestion" awk -v start=$START -v peers=$((N - 1)) '
+	{ n++; if ($1 >= start || $2 < 1) bad = 1 }
+	END { exit !(n == peers && !bad) }' "$OUT/peers.congested"
+if [ $tracing = 1 ]; then
+	# "RANK PEER NEW OLD CE AFTER" per rate change; AFTER: once the
+	# fabric was unshaped (the marker).
+	awk '/rate_test_unshaped/ { after = 1 }
+		/optireduce_rate:/ {
+			for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			print v["rank"], v["peer"], v["new_mbps"] + 0,
+			      v["old_mbps"] + 0, v["ce"] + 0, after + 0
+		}' "$TRACING/trace" >"$OUT/events"
+	ktap_check "tracepoint: rate decreases and CE marks seen" awk '
+		$3 < $4 { dec++ } $5 > 0 { ce++ }
+		END { exit !(dec > 0 && ce > 0) }' "$OUT/events"
+	# Some rank's rate to some peer climbed, once the fabric was
+	# unshaped, above where the congestion had left it.
+	ktap_check "rates rose once the congestion stopped" awk '
+		!$6 { last[$1 " " $2] = $3; next }
+		($1 " " $2) in last && $3 > last[$1 " " $2] && $3 > $4 { up++ }
+		END { exit !(up >= 2) }' "$OUT/events"
+	awk '$6 { n++; if ($3 > $4) up++ } END {
+		printf "# after unshaping: %d rate changes, %d up\n", n, up }' \
+		"$OUT/events"
+else
+	ktap_skip "tracepoint: rate decreases and CE marks seen" "no tracefs"
+	ktap_skip "rates rose once the congestion stopped" "no tracefs"
+fi
+ktap_finish
