@@ -79,10 +79,17 @@ static int optr_pace(struct optr_sock *osk, u32 mbps, u32 wire_bytes,
 	osk->next_tx = ktime_add_ns(when, div_u64((u64)wire_bytes * 8000, mbps));
 	if (ktime_to_ns(ktime_sub(when, now)) < OPTR_PACE_SLACK_NS)
 		return 0;
-	set_current_state(TASK_INTERRUPTIBLE);
+	/*
+	 * Killable, not interruptible: io_uring's task work (completions of
+	 * other requests, TIF_NOTIFY_SIGNAL) and caught signals would
+	 * otherwise end the sleep early and the send with it, cutting a
+	 * message its receivers already see arriving. The wait is bounded by
+	 * the send's timeout anyway; a fatal signal still ends it.
+	 */
+	set_current_state(TASK_KILLABLE);
 	schedule_hrtimeout_range(&when, OPTR_PACE_SLACK_NS / 2,
 				 HRTIMER_MODE_ABS);
-	return signal_pending(current) ? -EINTR : 0;
+	return fatal_signal_pending(current) ? -EINTR : 0;
 }
 
 /*
@@ -444,7 +451,8 @@ int optr_tx_lock(struct optr_sock *osk, bool nonblock)
 {
 	if (nonblock)
 		return mutex_trylock(&osk->tx_lock) ? 0 : -EAGAIN;
-	return mutex_lock_interruptible(&osk->tx_lock) ? -EINTR : 0;
+	/* Killable, as every wait of a send (optr_pace()). */
+	return mutex_lock_killable(&osk->tx_lock) ? -EINTR : 0;
 }
 
 /*

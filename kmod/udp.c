@@ -254,9 +254,12 @@ struct sk_buff *optr_udp_alloc_skb(struct optr_net *on, unsigned int size,
 			*err = -ETIMEDOUT;
 			return NULL;
 		}
-		ret = wait_event_interruptible_hrtimeout(*sk_sleep(sk),
-							 sock_writeable(sk),
-							 left);
+		/* Killable, as the pacer's sleep (send.c, optr_pace()):
+		 * io_uring's task work must not cut a message short. There
+		 * is no wait_event_killable_hrtimeout().
+		 */
+		ret = __wait_event_hrtimeout(*sk_sleep(sk), sock_writeable(sk),
+					     left, TASK_KILLABLE);
 		if (ret == -ERESTARTSYS) {
 			*err = -EINTR;
 			return NULL;

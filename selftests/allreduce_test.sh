@@ -13,6 +13,8 @@
 #                 io_uring and on the plain sendmsg/recvmsg engine, with
 #                 phase 2 over a multicast group on the bridge, and with
 #                 four ranks sharing one host and address.
+#   rate control  rate_control=1 on the plain bridge: exact sums while
+#                 every datagram carries and applies reports.
 #   auth          OPTIREDUCE_AUTH=1 with a secret: every datagram tagged
 #                 (to peers and to the group), sums exact, the loss bound
 #                 under 5% loss, and no host dropped a datagram for its tag.
@@ -543,6 +545,18 @@ case_no_loss "n=4 authenticated" 4 OPTIREDUCE_AUTH=1 \
 	OPTIREDUCE_SECRET="$SECRET" -- --calls 10 --inflight 2
 case_no_loss "n=4 authenticated, multicast" 4 OPTIREDUCE_AUTH=1 \
 	OPTIREDUCE_SECRET="$SECRET" OPTIREDUCE_MCAST_GROUP=$GROUP -- --calls 10
+
+# --- rate control on (a clean bridge): the feedback path in every lane ---
+# Every datagram carries its receiver's reports and every report is
+# applied (rates stay at the ceiling: nothing congests); the sums stay
+# exact. The fabric's tests (rate_test.sh) show what the rates do.
+if [ -w "$PARAMS/rate_control" ]; then
+	echo 1 >"$PARAMS/rate_control"
+	case_no_loss "n=4 rate control" 4 -- --calls 10 --inflight 2
+	echo 0 >"$PARAMS/rate_control"
+else
+	ktap_fail "n=4 rate control: the module has rate_control"
+fi
 
 # --- netem loss ------------------------------------------------------------
 TX_SEGS=1 case_loss "n=2 loss 5% hadamard=off tx_segs=1" 2 5% OPTIREDUCE_HADAMARD=off -- --calls 10 --check bounded

@@ -102,6 +102,12 @@ wait_ranks() {
 	return $st
 }
 
+# The shell that sourced this file: bash 5.2 was seen to run a script's
+# EXIT trap in one of its subshells too, mid-run, removing namespaces and
+# scratch folders under the running test. Cleanups run in this one only.
+OPTR_MAIN_PID=$BASHPID
+main_shell() { [ "$BASHPID" = "$OPTR_MAIN_PID" ]; }
+
 # For the scripts that run optr_peer ranks and forge datagrams at them
 # (transport_test.sh, malformed_test.sh, auth_test.sh).
 #
@@ -132,6 +138,7 @@ del_namespaces() {
 peer_cleanup() {
 	local p
 
+	main_shell || return 0
 	for p in "${PIDS[@]}"; do
 		kill "$p" 2>/dev/null
 	done
@@ -183,6 +190,29 @@ victim_joined_by_rank0() {
 # sock_stat FILE NAME: the counter NAME of optr_peer's "stat" lines.
 sock_stat() { awk -v k="$2" '$1 == "stat" && $2 == k { print $3 }' "$1"; }
 
+# params_save NAME...: remember module parameters; params_restore puts
+# them back. Two passes: a floor and its ceiling (rate_min_mbps,
+# rate_max_mbps) are checked against each other, so one may only fit once
+# the other is back.
+declare -A SAVED_PARAMS=()
+params_save() {
+	local p
+
+	for p in "$@"; do
+		SAVED_PARAMS[$p]=$(<"$PARAMS/$p")
+	done
+}
+params_restore() {
+	local p
+
+	for _ in 1 2; do
+		for p in "${!SAVED_PARAMS[@]}"; do
+			echo "${SAVED_PARAMS[$p]}" >"$PARAMS/$p" 2>/dev/null
+		done
+	done
+	return 0
+}
+
 # For the scripts that run $AR (lib/build/examples/allreduce_rank) as
 # ranks in the namespaces of setup_bridge or fabric_setup, with their
 # outputs in the scratch folder $OUT.
@@ -198,6 +228,7 @@ allreduce_prepare() {
 	trap allreduce_cleanup EXIT
 }
 allreduce_cleanup() {
+	main_shell || return 0
 	cleanup_ns
 	rm -rf "$OUT"
 }

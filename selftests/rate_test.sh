@@ -27,7 +27,6 @@ dir=$(cd "$(dirname "$0")" && pwd)
 
 AR=$REPO_DIR/lib/build/examples/allreduce_rank
 TOOL=${OPTIREDUCE_TOOL:-$REPO_DIR/tools/optireduce/optireduce}
-PARAMS=/sys/module/optireduce/parameters
 TRACING=/sys/kernel/tracing
 EVENT=$TRACING/events/optireduce/optireduce_rate
 OUT=$(mktemp -d)
@@ -39,37 +38,21 @@ CALLS=${RATE_TEST_CALLS:-16}
 WARM=${RATE_TEST_WARM:-6}
 CLEAN=${RATE_TEST_CLEAN:-20}
 START=200
-# Every rank's options and environment (allreduce_ranks). Plain system
-# calls: through io_uring, paced sends were cut short (tx_dropped in the
-# hundreds, whole shards lost, fixed pacing too), which would hide what
-# the rates do; see Documentation/design.md, "Rate control".
+# Every rank's options and environment (allreduce_ranks); the library's
+# default engine, io_uring.
 AR_OPTS=(--per-call --path kernel --check none --count "$COUNT")
 RANK_ENV=(OPTIREDUCE_WARMUP=2 OPTIREDUCE_DIRECT_KB=0 OPTIREDUCE_HADAMARD=off
-	OPTIREDUCE_LOSS_THRESHOLD=1 OPTIREDUCE_DEADLINE_SLACK_MS=300
-	OPTIREDUCE_NO_URING=1)
+	OPTIREDUCE_LOSS_THRESHOLD=1 OPTIREDUCE_DEADLINE_SLACK_MS=300)
 port=22000
 
 require_root
 require_built "$AR" "$TOOL"
 
-declare -A saved
-RATE_PARAMS="pace_mbps rate_control rate_min_mbps rate_max_mbps rate_step_mbps rate_md_pct"
-
-# Bash 5.2 was seen to run this EXIT trap in one of the script's
-# subshells too, mid-run, removing the namespaces and OUT under the
-# running test: only the script itself cleans up.
-MAIN=$BASHPID
 # shellcheck disable=SC2317 # the EXIT trap
 cleanup() {
-	local p
-
-	[ "$BASHPID" = "$MAIN" ] || return 0
+	main_shell || return 0
 	[ -w "$EVENT/enable" ] && echo 0 >"$EVENT/enable"
-	# Widest bounds first, then every saved value.
-	[ -n "${saved[rate_min_mbps]:-}" ] && echo 1 >"$PARAMS/rate_min_mbps"
-	for p in $RATE_PARAMS rate_min_mbps; do
-		[ -n "${saved[$p]:-}" ] && echo "${saved[$p]}" >"$PARAMS/$p"
-	done
+	params_restore
 	cleanup_ns
 	rm -rf "$OUT"
 }
@@ -122,9 +105,8 @@ if ! optr_load; then
 	echo "# SKIP: optireduce.ko cannot be loaded"
 	exit "$KSFT_SKIP"
 fi
-for p in $RATE_PARAMS; do
-	saved[$p]=$(cat "$PARAMS/$p")
-done
+params_save pace_mbps rate_control rate_min_mbps rate_max_mbps \
+	rate_step_mbps rate_md_pct
 FABRIC_ECN_KB=32
 if ! fabric_setup $N; then
 	ktap_fail "fabric setup"

@@ -64,6 +64,9 @@
  *                            it has the socket, a send may wait for pacing
  *                            and for buffer room (never past its timeout):
  *                            stopping mid-message would only cut it short.
+ *                            Only a fatal signal interrupts those waits
+ *                            (EINTR); caught signals and io_uring's task
+ *                            work do not.
  *   OPTIREDUCE_CMSG_POST     struct optireduce_post; the iovec (one entry)
  *                            is the buffer to fill. Returns 0.
  *   OPTIREDUCE_CMSG_CANCEL   struct optireduce_cancel: complete every

@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Rate control is fair to a TCP co-tenant (kmod/rate.c). Two hosts in the
+# emulated fabric (tools/lib/fabric.sh): every link, both ways, a 30
+# Mbit/s token bucket with a 128 KiB queue that marks ECN-capable packets
+# above 32 KiB. A long TCP flow (iperf3, host 0 to host 1, as a co-tenant
+# runs it: no ECN) measures its goodput
+#   - alone: the link as TCP gets it (B);
+#   - beside two optireduce ranks that exchange 256 KiB every round
+#     (optr_peer, so host 0's uplink and the switch's port towards host 1
+#     are shared), paced at a fixed 200 Mbit/s, far above the link;
+#   - the same with rate_control on, starting from 200 Mbit/s.
+# With rate control TCP keeps at least its fair share, half of B, less a
+# fifth for the emulated clock's noise, and optireduce gets more of its
+# data through than when it overruns the link at a fixed rate (whose
+# datagrams mostly die in the queues). The goodputs are printed; nothing
+# about time is asserted.
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=../tools/lib/fabric.sh
+. "$REPO_DIR/tools/lib/fabric.sh"
+
+peer_prepare rate-fair
+PIDS=()
+FABRIC_COTENANT_PIDS=()
+cleanup() {
+	fabric_cotenants_stop
+	params_restore
+	peer_cleanup
+}
+trap cleanup EXIT
+
+SECS=${RATE_FAIR_SECS:-12}
+START=200
+COMM=5151
+command -v iperf3 >/dev/null || { echo "# SKIP: no iperf3"; exit "$KSFT_SKIP"; }
+params_save pace_mbps rate_control rate_min_mbps rate_max_mbps \
+	rate_step_mbps rate_md_pct
+FABRIC_ECN_KB=32
+fabric_setup 2 || { ktap_fail "fabric of 2 hosts"; ktap_finish; }
+PEERS=${HOST_IP[0]},${HOST_IP[1]}
+
+# tcp_goodput NAME: one SECS-second iperf3 flow 0 -> 1; its goodput in
+# Mbit/s (receiver side) on stdout, 0 if it failed.
+tcp_goodput() {
+	fabric_iperf "$WORK" "$1" 0 1 5201 -t "$SECS" -J
+	wait "${FABRIC_COTENANT_PIDS[-1]}"
+	fabric_cotenants_stop
+	python3 -c '
+import json, sys
+try:
+    print(int(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6))
+except Exception:
+    print(0)' "$WORK/cotenant.$1.client"
+}
+
+# optr_pair NAME: both ranks in the background for longer than a flow,
+# each sending 256 KiB to the other every round; PIDS holds them.
+optr_pair() {
+	local i
+
+	PIDS=()
+	for i in 0 1; do
+		"$PEER" --netns "${HOST_NS[$i]}" --comm $COMM --rank $i \
+			--peers "$PEERS" --rounds 100000 --size 262144 \
+			--deadline-us 400000 --send-timeout-us 400000 \
+			--expect-loss >"$WORK/$1.out.$i" 2>&1 &
+		PIDS+=($!)
+	done
+	COMM=$((COMM + 1))
+}
+
+# rx_bytes: what host 1's optireduce sockets placed so far.
+rx_bytes() { net_counters 1 | awk '$1 == "rx_bytes" { print $2 }'; }
+
+# optr_stop: stop the pair.
+optr_stop() {
+	kill "${PIDS[@]}" 2>/dev/null
+	wait "${PIDS[@]}" 2>/dev/null
+	PIDS=()
+}
+
+alone=$(tcp_goodput alone)
+
+echo $START >"$PARAMS/pace_mbps"
+echo 0 >"$PARAMS/rate_control"
+optr_pair fixed
+sleep 2
+rx0=$(rx_bytes)
+fixed=$(tcp_goodput fixed)
+fixed_rx=$(($(rx_bytes) - rx0))
+optr_stop
+
+echo 1 >"$PARAMS/rate_min_mbps"
+echo $START >"$PARAMS/rate_max_mbps"
+echo 1 >"$PARAMS/rate_control"
+optr_pair rate
+sleep 2
+rx0=$(rx_bytes)
+rate=$(tcp_goodput rate)
+rate_rx=$(($(rx_bytes) - rx0))
+optr_stop
+
+echo "# TCP goodput, Mbit/s: alone $alone; beside optireduce at a fixed $START Mbit/s $fixed; beside optireduce with rate control $rate"
+echo "# optireduce bytes placed at host 1 meanwhile: fixed $fixed_rx, rate control $rate_rx"
+ktap_check "TCP alone moves data ($alone Mbit/s)" test "$alone" -gt 0
+ktap_check "with rate control TCP keeps its fair share: $rate >= 0.8 x $alone / 2 Mbit/s" \
+	test $((rate * 10)) -ge $((alone * 4))
+ktap_check "optireduce places more with rate control than at the fixed rate ($rate_rx > $fixed_rx bytes)" \
+	test "$rate_rx" -gt "$fixed_rx"
+ktap_finish
