@@ -18,6 +18,9 @@
  *   gloo-ALGORITHM-fp16
  *                       the same in 16 bits (Gloo has float16, not
  *                       bfloat16)
+ *   optireduce-rc       optireduce, run while the module's rate control
+ *                       is on (allreduce-bench sets rate_control; the
+ *                       name only labels the results)
  *
  * Output (stdout, line-buffered):
  *   iter CONTENDER RANK BYTES ITER DURATION_NS LOST EXPECTED PATH START_NS
@@ -251,6 +254,8 @@ void parse(int argc, char **argv, Opts &o)
 			usage();
 	}
 	o.base = o.contender;
+	if (o.base == "optireduce-rc")
+		o.base = "optireduce";
 	for (auto sfx : { "-bf16", "-fp16" }) {
 		size_t n = strlen(sfx);
 

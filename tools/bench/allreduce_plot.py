@@ -37,6 +37,7 @@ LABEL = {
     "gloo-halving-doubling": "Gloo halving_doubling",
     "gloo-bcube": "Gloo bcube",
     "optireduce-bf16": "OptiReduce (kernel), bfloat16",
+    "optireduce-rc": "OptiReduce (kernel), rate control",
     "tar-tcp-bf16": "TAR+TCP (liboptireduce), bfloat16",
     "gloo-ring-fp16": "Gloo ring, float16",
 }
@@ -388,6 +389,77 @@ def print_summary(table, profiles_seen, profiles, contenders, sizes, meta):
             print("   %-5s %s" % (size_label(b), "\n         ".join(parts)))
 
 
+def read_fabric(raw):
+    """The fabric's link rate in bit/s, from profiles.fabric, or None."""
+    path = os.path.join(raw, "profiles.fabric")
+    if not os.path.exists(path):
+        return None
+    units = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "bit": 1}
+    with open(path) as f:
+        for line in f:
+            for w in line.split():
+                k, _, v = w.partition("=")
+                if k != "rate":
+                    continue
+                for u, m in units.items():
+                    if v.endswith(u):
+                        try:
+                            return float(v[:-len(u)]) * m
+                        except ValueError:
+                            return None
+    return None
+
+
+def print_fabric_targets(table, profiles, contenders, sizes, ranks, rate):
+    """Issue 27's targets in the fabric profiles, as numbers: OptiReduce
+    with rate control (optireduce-rc) against Gloo ring, the best Gloo
+    algorithm, TAR over TCP and OptiReduce with fixed pacing; its mean
+    against the link-rate bound, 2(N-1)/N of the buffer at the link
+    rate (a rank sends and receives that much)."""
+    idx = {(r["profile"], r["contender"], r["bytes"]): r for r in table}
+    fab = [p for p in profiles if p.startswith("fabric")]
+    if not fab or "optireduce-rc" not in contenders:
+        return
+    print("== fabric targets (numbers only; rc = OptiReduce with rate "
+          "control, fixed = without)")
+    for p in fab:
+        for b in sizes:
+            rc = idx.get((p, "optireduce-rc", b))
+            if not rc:
+                continue
+            gloo = [idx[(p, c, b)] for c in contenders
+                    if c.startswith("gloo-") and not c.endswith("-fp16")
+                    and (p, c, b) in idx]
+            best = min(gloo, key=lambda r: r["p99_ms"]) if gloo else None
+            ring = idx.get((p, BASELINE, b))
+            tar = idx.get((p, "tar-tcp", b))
+            fixed = idx.get((p, "optireduce", b))
+            parts = []
+            if ring:
+                parts.append("p99 rc/Gloo ring %.2f (<= 0.5)"
+                             % ratio(rc["p99_ms"], ring["p99_ms"]))
+            if tar:
+                parts.append("p99 rc/TAR+TCP %.2f (<= 0.7)"
+                             % ratio(rc["p99_ms"], tar["p99_ms"]))
+            if best:
+                parts.append("p99 rc/best Gloo (%s) %.2f (< 1)" % (
+                    best["contender"][5:], ratio(rc["p99_ms"],
+                                                 best["p99_ms"])))
+            if rate and ranks and p == "fabric":
+                bound = 2 * (ranks - 1) / ranks * b * 8 / rate * 1e3
+                parts.append("mean rc/link-rate bound %.2f (<= 1.1; bound "
+                             "%.1f ms)" % (ratio(rc["mean_ms"], bound), bound))
+            parts.append("lost rc %.3f%% (< 1%%)" % (100 * rc["lost_fraction"]))
+            if fixed:
+                parts.append("lost rc/fixed %.3f (<= 0.2; fixed %.2f%%)" % (
+                    ratio(rc["lost_fraction"], fixed["lost_fraction"]),
+                    100 * fixed["lost_fraction"]))
+            parts.append("own p99/p50 %.2f (<= 1.5)"
+                         % ratio(rc["p99_ms"], rc["p50_ms"]))
+            print("   %-13s %-5s %s" % (p, size_label(b),
+                                      "\n                       ".join(parts)))
+
+
 def main(argv):
     raw, out, check, do_plots = None, None, False, True
     i = 1
@@ -434,6 +506,8 @@ def main(argv):
               ["profile", "contender", "rank", "bytes", "iter", "ms", "lost",
                "expected", "path", "start_ns"], rows)
     print_summary(table, profiles_seen, profiles, contenders, sizes, meta)
+    print_fabric_targets(table, profiles, contenders, sizes, ranks,
+                         read_fabric(raw))
     made = []
     if do_plots and table:
         made = plots(table, groups, profiles, contenders, sizes, out)
