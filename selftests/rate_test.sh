@@ -36,7 +36,7 @@ COUNT=65536
 # fabric is unshaped, which are not compared.
 CALLS=${RATE_TEST_CALLS:-16}
 WARM=${RATE_TEST_WARM:-6}
-CLEAN=${RATE_TEST_CLEAN:-20}
+CLEAN=${RATE_TEST_CLEAN:-30}
 START=200
 # Every rank's options and environment (allreduce_ranks); the library's
 # default engine, io_uring.
@@ -89,10 +89,14 @@ calls_done() {
 	[ "$(grep -c '^call ' "$1" 2>/dev/null)" -ge "$2" ]
 }
 
-# peers FILE: "RATE DECREASES INCREASES" per peer of rank 0's socket, from
-# optireduce -j sock show, one line each.
+# peers FILE: rank 0's sockets (optireduce -j sock show) into FILE.json,
+# at once; peers_parse FILE, later: "RATE DECREASES INCREASES" per peer,
+# one line each, into FILE (python starts slowly under TCG, and the
+# remaining calls must not end before the fabric is unshaped).
 peers() {
-	ip netns exec "${HOST_NS[0]}" "$TOOL" -j sock show >"$1.json" || return 1
+	ip netns exec "${HOST_NS[0]}" "$TOOL" -j sock show >"$1.json"
+}
+peers_parse() {
 	python3 -c '
 import json, sys
 for s in json.load(open(sys.argv[1])):
@@ -152,6 +156,7 @@ fabric_unshape
 wait $ranks
 st_rate=$?
 [ $tracing = 1 ] && echo 0 >"$EVENT/enable"
+peers_parse "$OUT/peers.congested"
 
 f_lost=$(lost fixed)
 r_lost=$(lost rate)
