@@ -33,10 +33,12 @@ OUT=$(mktemp -d)
 N=4
 COUNT=65536
 # Calls compared; the rate-controlled run goes on for CLEAN more once the
-# fabric is unshaped, which are not compared.
+# fabric is unshaped, which are not compared: enough that on a loaded
+# host the snapshot of the congested state (tc, the counters, the dump)
+# is over long before they are.
 CALLS=${RATE_TEST_CALLS:-16}
 WARM=${RATE_TEST_WARM:-6}
-CLEAN=${RATE_TEST_CLEAN:-30}
+CLEAN=${RATE_TEST_CLEAN:-60}
 START=200
 # Every rank's options and environment (allreduce_ranks); the library's
 # default engine, io_uring.
