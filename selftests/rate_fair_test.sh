@@ -80,26 +80,31 @@ optr_stop() {
 	PIDS=()
 }
 
+# beside NAME: the pair running, then a flow; TCP's goodput in TCP_MBPS,
+# what host 1's optireduce sockets placed meanwhile in OPTR_RX.
+beside() {
+	local rx0
+
+	optr_pair "$1"
+	sleep 2
+	rx0=$(rx_bytes)
+	TCP_MBPS=$(tcp_goodput "$1")
+	OPTR_RX=$(($(rx_bytes) - rx0))
+	optr_stop
+}
+
 alone=$(tcp_goodput alone)
 
 echo $START >"$PARAMS/pace_mbps"
 echo 0 >"$PARAMS/rate_control"
-optr_pair fixed
-sleep 2
-rx0=$(rx_bytes)
-fixed=$(tcp_goodput fixed)
-fixed_rx=$(($(rx_bytes) - rx0))
-optr_stop
+beside fixed
+fixed=$TCP_MBPS fixed_rx=$OPTR_RX
 
 echo 1 >"$PARAMS/rate_min_mbps"
 echo $START >"$PARAMS/rate_max_mbps"
 echo 1 >"$PARAMS/rate_control"
-optr_pair rate
-sleep 2
-rx0=$(rx_bytes)
-rate=$(tcp_goodput rate)
-rate_rx=$(($(rx_bytes) - rx0))
-optr_stop
+beside rate
+rate=$TCP_MBPS rate_rx=$OPTR_RX
 
 echo "# TCP goodput, Mbit/s: alone $alone; beside optireduce at a fixed $START Mbit/s $fixed; beside optireduce with rate control $rate"
 echo "# optireduce bytes placed at host 1 meanwhile: fixed $fixed_rx, rate control $rate_rx"
