@@ -10,7 +10,7 @@
 #include <linux/types.h>
 #include <uapi/linux/optireduce.h>
 
-struct optr_rate_peer;
+struct optr_rate;
 struct optr_sock;
 
 /* What a socket has seen of one rank's fragments (under osk->lock). */
@@ -36,7 +36,7 @@ struct optr_comm {
 	 * under osk->lock (round.c: optr_note_source()).
 	 */
 	struct optr_src_seen *seen;
-	struct optr_rate_peer *rate;	/* per rank, rate.h */
+	struct optr_rate *rate;	/* rate.h */
 	__be32 addr[];		/* IPv4 address of each rank */
 };
 

@@ -1,15 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Rate control: per destination rank, additive increase on every clean
- * report that rank sends back about our traffic (by a step that grows with
- * a run of clean reports), multiplicative decrease on every congested one:
- * by rate_md_pct on loss above OPTR_RATE_LOSS_MIN, in proportion to the
- * fraction marked on ECN CE marks (as DCTCP), within [rate_min_mbps,
- * rate_max_mbps]. Transpose AllReduce sends
- * both ways between every pair within a call, so the reports ride in the
- * feedback word of the datagrams a receiver sends anyway; none has a
- * datagram of its own. The rate only spaces datagrams: a send still ends
- * at its timeout and a round at its deadline.
+ * Rate control: one sending rate per communicator. Every rank reports, in
+ * the feedback word of the datagrams it sends us anyway (Transpose
+ * AllReduce sends both ways between every pair within a call), what it saw
+ * of our traffic: the loss of the messages it expected from us and the
+ * fraction of our datagrams a switch marked CE. A report about traffic
+ * sent at the current rate moves it: down by rate_md_pct on loss above
+ * OPTR_RATE_LOSS_MIN, in proportion to the fraction marked on marks (as
+ * DCTCP); up on a clean one, first halfway back to the rate before the
+ * last cut (OPTR_RATE_RECOVER times, as DCQCN's fast recovery), then by a
+ * step that grows with a run of clean reports but stays under an eighth
+ * of the rate. A drop in our own queue cuts it as a lossy report would,
+ * at most once per OPTR_RATE_QUEUE_GAP_NS. Always within [rate_min_mbps,
+ * rate_max_mbps].
+ *
+ * One rate, not one per destination: a socket sends one message at a time
+ * (its send lock), so every destination shares its host's link, and a call
+ * ends with its slowest peer anyway; one rate learns from every peer's
+ * reports at once. Incast at a receiver's port is the library's incast
+ * limit's and the staggered order of a fan-out's (send.c). The rate only
+ * spaces datagrams: a send still ends at its timeout and a round at its
+ * deadline.
  *
  * The pure functions at the top are KUnit-tested (tests/kunit.c).
  */
@@ -87,13 +98,14 @@ enum optr_rate_verdict optr_rate_judge(const struct optr_rate_report *r,
  * *@clean counts the clean reports in a row. Lossy: keep md_pct percent.
  * Marked: give up that much times the fraction marked, at least 1 Mbit/s.
  * Clean: step_mbps times the run of clean reports (up to
- * OPTR_RATE_CLEAN_MAX), so a rate far below its path's climbs back in a
- * few reports and one near it probes gently after every cut.
+ * OPTR_RATE_CLEAN_MAX), at most an eighth of the rate and at least
+ * 1 Mbit/s, so a rate far below its path's climbs back in a few reports
+ * and one near a slow link probes it without overrunning its queue.
  */
 u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
 		   const struct optr_rate_cfg *cfg)
 {
-	u64 cut;
+	u64 cut, step;
 
 	rate = clamp(rate, cfg->min_mbps, cfg->max_mbps);
 	switch (v) {
@@ -111,9 +123,42 @@ u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
 	default:
 		if (*clean < OPTR_RATE_CLEAN_MAX)
 			(*clean)++;
-		return min_t(u64, (u64)rate + (u64)cfg->step_mbps * *clean,
+		step = min_t(u64, (u64)cfg->step_mbps * *clean,
+			     rate >> OPTR_RATE_STEP_SHIFT);
+		return min_t(u64, (u64)rate + max_t(u64, step, 1),
 			     cfg->max_mbps);
 	}
+}
+
+/*
+ * The rate's next value after a report judged @v (@ce its marked
+ * fraction): a cut remembers the rate it cut from, and the next
+ * OPTR_RATE_RECOVER clean reports each take half the way back to it;
+ * after them (or once there) optr_rate_aimd()'s additive steps probe on.
+ * s->rate_mbps must hold a value (the start, before the first step).
+ */
+u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
+		   const struct optr_rate_cfg *cfg)
+{
+	u32 rate = clamp(s->rate_mbps, cfg->min_mbps, cfg->max_mbps);
+
+	if (v != OPTR_RATE_CLEAN) {
+		s->target_mbps = rate;
+		s->recover = OPTR_RATE_RECOVER;
+		s->rate_mbps = optr_rate_aimd(rate, v, ce, &s->clean, cfg);
+		return s->rate_mbps;
+	}
+	if (s->recover && s->target_mbps > rate) {
+		s->recover--;
+		s->clean = 0;
+		rate += DIV_ROUND_UP(min(s->target_mbps, cfg->max_mbps) - rate,
+				     2);
+		s->rate_mbps = rate;
+		return rate;
+	}
+	s->recover = 0;
+	s->rate_mbps = optr_rate_aimd(rate, v, ce, &s->clean, cfg);
+	return s->rate_mbps;
 }
 
 /* Where a destination starts: the socket's fixed rate if it has one. */
@@ -158,14 +203,16 @@ void optr_rate_cfg_get(struct optr_rate_cfg *cfg)
 	cfg->md_pct = optr_tunable_get(&optr_rate_md_pct);
 }
 
-struct optr_rate_peer *optr_rate_alloc(u32 nranks)
+struct optr_rate *optr_rate_alloc(u32 nranks)
 {
-	return kvcalloc(nranks, sizeof(struct optr_rate_peer), GFP_KERNEL);
+	struct optr_rate *rate;
+
+	return kvzalloc(struct_size(rate, peer, nranks), GFP_KERNEL);
 }
 
-void optr_rate_free(struct optr_rate_peer *peers)
+void optr_rate_free(struct optr_rate *rate)
 {
-	kvfree(peers);
+	kvfree(rate);
 }
 
 /* The socket's fixed rate (OPTIREDUCE_PACE_MBPS, else pace_mbps). */
@@ -175,10 +222,11 @@ static u32 optr_rate_fixed(struct optr_sock *osk)
 					  optr_tunable_get(&optr_pace_mbps);
 }
 
-static u32 optr_rate_peer_mbps(const struct optr_rate_peer *p, u32 fixed,
-			       const struct optr_rate_cfg *cfg)
+/* The communicator's rate now; its start until a step set it. */
+static u32 optr_rate_now(const struct optr_rate_path *path, u32 fixed,
+			 const struct optr_rate_cfg *cfg)
 {
-	u32 rate = READ_ONCE(p->rate_mbps);
+	u32 rate = READ_ONCE(path->st.rate_mbps);
 
 	if (!rate)
 		return optr_rate_start(fixed, cfg);
@@ -186,27 +234,20 @@ static u32 optr_rate_peer_mbps(const struct optr_rate_peer *p, u32 fixed,
 }
 
 /*
- * The rate a message to @dst leaves at: @fixed_mbps (the socket's) without
- * rate control, else @dst's; for a multicast (OPTR_WIRE_DST_ALL), the
- * slowest peer's.
+ * The rate a message leaves at, to one rank or to all (a multicast):
+ * @fixed_mbps (the socket's) without rate control, else the
+ * communicator's.
  */
-u32 optr_rate_mbps(struct optr_sock *osk, u32 dst, u32 fixed_mbps)
+u32 optr_rate_mbps(struct optr_sock *osk, u32 fixed_mbps)
 {
 	struct optr_comm *comm = optr_sock_comm(osk);
 	struct optr_rate_cfg cfg;
-	u32 r, rate = U32_MAX;
 
 	lockdep_assert_held(&osk->tx_lock);
 	if (!comm || !optr_rate_enabled())
 		return fixed_mbps;
 	optr_rate_cfg_get(&cfg);
-	if (dst < comm->nranks)
-		return optr_rate_peer_mbps(&comm->rate[dst], fixed_mbps, &cfg);
-	for (r = 0; r < comm->nranks; r++)
-		if (r != comm->rank)
-			rate = min(rate, optr_rate_peer_mbps(&comm->rate[r],
-							     fixed_mbps, &cfg));
-	return rate == U32_MAX ? fixed_mbps : rate;
+	return optr_rate_now(&comm->rate->path, fixed_mbps, &cfg);
 }
 
 /*
@@ -223,10 +264,13 @@ u32 optr_rate_in_time(u32 mbps, u64 left, s64 ns)
 	return max(mbps, optr_rate_needed(left, ns));
 }
 
-/* The feedback word for datagrams to @dst: the report about @dst's
- * traffic, or 0 (none; always for a multicast).
+/*
+ * A send to @dst begins: note when (a report from @dst moves the rate only
+ * if it is about traffic sent since the rate last moved), and return the
+ * feedback word for its datagrams: the report about @dst's traffic, or 0
+ * (none; always for a multicast).
  */
-u32 optr_rate_feedback(struct optr_sock *osk, u32 dst)
+u32 optr_rate_tx_begin(struct optr_sock *osk, u32 dst)
 {
 	struct optr_comm *comm = optr_sock_comm(osk);
 	struct optr_rate_peer *p;
@@ -235,7 +279,8 @@ u32 optr_rate_feedback(struct optr_sock *osk, u32 dst)
 	lockdep_assert_held(&osk->tx_lock);
 	if (!comm || dst >= comm->nranks || !optr_rate_enabled())
 		return 0;
-	p = &comm->rate[dst];
+	p = &comm->rate->peer[dst];
+	WRITE_ONCE(p->tx_at, ktime_get());
 	word = READ_ONCE(p->fb_word);
 	if (word && !READ_ONCE(p->fb_sent))
 		WRITE_ONCE(p->fb_sent, true);
@@ -249,7 +294,55 @@ void optr_rate_tx_cut(struct optr_sock *osk, u32 dst)
 
 	lockdep_assert_held(&osk->tx_lock);
 	if (comm && dst < comm->nranks && optr_rate_enabled())
-		WRITE_ONCE(comm->rate[dst].tx_cut, true);
+		WRITE_ONCE(comm->rate->peer[dst].tx_cut, true);
+}
+
+/* One step of the communicator's rate, @peer's report or send its cause. */
+static void optr_rate_move(struct optr_sock *osk, u32 peer,
+			   enum optr_rate_verdict v, u8 loss, u8 ce, bool queue)
+{
+	struct optr_rate_path *path = &osk->comm->rate->path;
+	struct optr_rate_cfg cfg;
+	u32 old, new;
+
+	lockdep_assert_held(&osk->lock);
+	optr_rate_cfg_get(&cfg);
+	old = optr_rate_now(path, optr_rate_fixed(osk), &cfg);
+	path->st.rate_mbps = old;
+	new = optr_rate_step(&path->st, v, ce, &cfg);
+	WRITE_ONCE(path->st.rate_mbps, new);
+	path->changed = ktime_get();
+	if (v == OPTR_RATE_CLEAN)
+		path->raises++;
+	else
+		path->cuts++;
+	trace_optireduce_rate(osk->comm->id, osk->comm->rank, peer, old, new,
+			      loss, ce, queue);
+}
+
+/*
+ * A batch of a send to @dst was dropped by our own queue (the qdisc of
+ * the device it left by): we send faster than our link, whatever the
+ * receivers will report. Cut, unless a cut is so recent that the queue
+ * cannot show it yet.
+ */
+void optr_rate_queue_drop(struct optr_sock *osk, u32 dst)
+{
+	struct optr_comm *comm = optr_sock_comm(osk);
+	struct optr_rate_path *path;
+
+	lockdep_assert_held(&osk->tx_lock);
+	if (!comm || !optr_rate_enabled())
+		return;
+	path = &comm->rate->path;
+	spin_lock_bh(&osk->lock);
+	path->queue_drops++;
+	if (!path->changed ||
+	    ktime_to_ns(ktime_sub(ktime_get(), path->changed)) >=
+	    OPTR_RATE_QUEUE_GAP_NS)
+		optr_rate_move(osk, dst, OPTR_RATE_LOSSY, OPTR_FB_FRAC_ONE, 0,
+			       true);
+	spin_unlock_bh(&osk->lock);
 }
 
 /* The IP header's ECN field: ECT(0) with rate control, so that a
@@ -260,22 +353,22 @@ u8 optr_rate_tos(void)
 	return optr_rate_enabled() ? INET_ECN_ECT_0 : 0;
 }
 
-/* A new report from @src about our traffic to it: one AIMD step. */
+/*
+ * A new report from @src about our traffic to it: counted, and a step of
+ * the rate if it is about traffic sent since the rate last moved (the
+ * last send to @src began after that). Older ones judge a rate already
+ * left: acting on them would cut once per reporting peer for one
+ * congestion, or raise again for traffic a cut has not yet seen.
+ */
 static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 			    u32 src, const struct optr_rate_report *rep)
 {
-	struct optr_comm *comm = osk->comm;
+	struct optr_rate_path *path = &osk->comm->rate->path;
 	enum optr_rate_verdict v;
-	struct optr_rate_cfg cfg;
-	u32 old, new;
 
 	lockdep_assert_held(&osk->lock);
-	optr_rate_cfg_get(&cfg);
-	old = optr_rate_peer_mbps(p, optr_rate_fixed(osk), &cfg);
 	v = optr_rate_judge(rep, READ_ONCE(p->tx_cut));
 	WRITE_ONCE(p->tx_cut, false);
-	new = optr_rate_aimd(old, v, rep->ce, &p->clean, &cfg);
-	WRITE_ONCE(p->rate_mbps, new);
 	p->have_seq = true;
 	p->last_seq = rep->seq;
 	p->last_loss = rep->loss;
@@ -285,8 +378,9 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 		p->decreases++;
 	else
 		p->increases++;
-	trace_optireduce_rate(comm->id, comm->rank, src, old, new, rep->loss,
-			      rep->ce);
+	if (path->changed && !ktime_after(READ_ONCE(p->tx_at), path->changed))
+		return;
+	optr_rate_move(osk, src, v, rep->loss, rep->ce, false);
 }
 
 /*
@@ -304,7 +398,7 @@ void optr_rate_rx(struct optr_sock *osk, const struct optr_frag *f, bool ce)
 	lockdep_assert_held(&osk->lock);
 	if (!optr_rate_enabled() || f->src >= comm->nranks)
 		return;
-	p = &comm->rate[f->src];
+	p = &comm->rate->peer[f->src];
 	p->acc_dgrams++;
 	if (ce) {
 		p->acc_ce++;
@@ -331,7 +425,7 @@ void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 len, u32 got)
 	lockdep_assert_held(&osk->lock);
 	if (!optr_rate_enabled() || src >= comm->nranks)
 		return;
-	p = &comm->rate[src];
+	p = &comm->rate->peer[src];
 	p->acc_expected += len;
 	p->acc_missing += len - min(got, len);
 	/* The last one never left: this one covers it too. */
@@ -363,15 +457,14 @@ static u32 optr_rate_ppm(u8 frac)
 }
 
 static int optr_rate_nl_peer(struct sk_buff *skb, const struct optr_rate_peer *p,
-			     u32 rank, u32 fixed, const struct optr_rate_cfg *cfg)
+			     u32 rank, u32 mbps)
 {
 	struct nlattr *nest = nla_nest_start(skb, OPTIREDUCE_PEERS_PEER);
 
 	if (!nest)
 		return -EMSGSIZE;
 	if (nla_put_u32(skb, OPTIREDUCE_PEER_RANK, rank) ||
-	    nla_put_u32(skb, OPTIREDUCE_PEER_RATE_MBPS,
-			optr_rate_peer_mbps(p, fixed, cfg)) ||
+	    nla_put_u32(skb, OPTIREDUCE_PEER_RATE_MBPS, mbps) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_PEER_REPORTS, p->reports,
 			      OPTIREDUCE_PEER_PAD) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_PEER_DECREASES, p->decreases,
@@ -390,9 +483,27 @@ static int optr_rate_nl_peer(struct sk_buff *skb, const struct optr_rate_peer *p
 	return 0;
 }
 
+/* The communicator's rate, once rate control moved it or saw a drop. */
+static int optr_rate_nl_path(struct sk_buff *skb,
+			     const struct optr_rate_path *path, u32 mbps)
+{
+	if (!path->changed && !path->queue_drops)
+		return 0;
+	if (nla_put_u32(skb, OPTIREDUCE_A_SOCK_RATE_MBPS, mbps) ||
+	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_CUTS, path->cuts,
+			      OPTIREDUCE_A_PAD) ||
+	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_RAISES, path->raises,
+			      OPTIREDUCE_A_PAD) ||
+	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_QUEUE_DROPS,
+			      path->queue_drops, OPTIREDUCE_A_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
 /*
- * OPTIREDUCE_A_SOCK_PEERS: every rank rate control has state for (a rate
- * of its own, a report, a mark), as many as fit the message; nothing
+ * The communicator's rate (OPTIREDUCE_A_SOCK_RATE_*), then
+ * OPTIREDUCE_A_SOCK_PEERS: every rank rate control has state for (a
+ * report, a mark, a report of ours), as many as fit the message; nothing
  * while it never ran.
  */
 int optr_rate_nl_put(struct sk_buff *skb, struct optr_sock *osk)
@@ -400,29 +511,31 @@ int optr_rate_nl_put(struct sk_buff *skb, struct optr_sock *osk)
 	struct optr_comm *comm = optr_sock_comm(osk);
 	struct optr_rate_cfg cfg;
 	struct nlattr *nest = NULL;
-	u32 r, fixed;
+	int err;
+	u32 r, mbps;
 
 	if (!comm)
 		return 0;
 	optr_rate_cfg_get(&cfg);
-	fixed = optr_rate_fixed(osk);
 	spin_lock_bh(&osk->lock);
-	for (r = 0; r < comm->nranks; r++) {
-		const struct optr_rate_peer *p = &comm->rate[r];
+	mbps = optr_rate_now(&comm->rate->path, optr_rate_fixed(osk), &cfg);
+	err = optr_rate_nl_path(skb, &comm->rate->path, mbps);
+	for (r = 0; !err && r < comm->nranks; r++) {
+		const struct optr_rate_peer *p = &comm->rate->peer[r];
 
 		if (r == comm->rank ||
-		    (!p->rate_mbps && !p->ce_rx && !p->fb_word))
+		    (!p->reports && !p->ce_rx && !p->fb_word))
 			continue;
 		if (!nest) {
 			nest = nla_nest_start(skb, OPTIREDUCE_A_SOCK_PEERS);
 			if (!nest)
 				break;
 		}
-		if (optr_rate_nl_peer(skb, p, r, fixed, &cfg))
+		if (optr_rate_nl_peer(skb, p, r, mbps))
 			break;
 	}
 	spin_unlock_bh(&osk->lock);
 	if (nest)
 		nla_nest_end(skb, nest);
-	return 0;
+	return err;
 }

@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Rate control: a sending rate per destination rank, adapted from what
- * that rank reports of our traffic in the header's feedback word (loss of
- * the messages it expected from us, ECN CE marks on our datagrams).
- * Off unless the rate_control tunable is set; then the pacer of send.c
- * spaces a message to rank r at r's rate. Design.md, "Rate control",
- * explains the algorithm; wire-format.md the feedback word.
+ * Rate control: one sending rate per communicator (the host's path into
+ * the fabric), adapted from what every rank reports of our traffic in the
+ * header's feedback word (loss of the messages it expected from us, ECN
+ * CE marks on our datagrams) and from our own queue's drops. Off unless
+ * the rate_control tunable is set; then the pacer of send.c spaces every
+ * message at that rate. Design.md, "Rate control", explains the
+ * algorithm; wire-format.md the feedback word.
  *
- * Locking: struct optr_rate_peer lives in the communicator, one per rank.
- * Everything in it changes under osk->lock (the receive path and the
- * round ends); the send path, which holds only osk->tx_lock, reads rate
- * and fb_word and writes fb_sent and tx_cut with READ_ONCE/WRITE_ONCE,
- * single words that need no lock.
+ * Locking: struct optr_rate lives in the communicator. Everything in it
+ * changes under osk->lock (the receive path, the round ends, and a send
+ * that saw its queue drop, which takes it); the send path, which holds
+ * only osk->tx_lock, reads the rate and fb_word and writes fb_sent, tx_cut
+ * and tx_at with READ_ONCE/WRITE_ONCE, single words that need no lock.
  */
 #ifndef _OPTR_RATE_H
 #define _OPTR_RATE_H
 
+#include <linux/ktime.h>
 #include <linux/types.h>
 
 struct optr_frag;
@@ -38,6 +40,23 @@ struct sk_buff;
 #define OPTR_RATE_LOSS_MIN	2U
 /* Consecutive clean reports that raise the increase, at most this many steps. */
 #define OPTR_RATE_CLEAN_MAX	16U
+/*
+ * An additive step is at most this fraction of the rate (1/8): near a
+ * slow link a step of rate_step_mbps times the run would overshoot it
+ * by more than its queue holds.
+ */
+#define OPTR_RATE_STEP_SHIFT	3
+/*
+ * After a cut, this many clean reports each halve the distance back to
+ * the rate before it (as DCQCN's fast recovery) before additive steps
+ * probe beyond it.
+ */
+#define OPTR_RATE_RECOVER	3U
+/*
+ * Our own queue dropped a datagram: the rate is above our link's. One cut
+ * per this long at most, time for the cut rate to show in the queue.
+ */
+#define OPTR_RATE_QUEUE_GAP_NS	(1 * NSEC_PER_MSEC)
 
 /* What a report says about the path. */
 enum optr_rate_verdict {
@@ -60,17 +79,33 @@ struct optr_rate_cfg {
 	u32 md_pct;		/* percent of the rate kept on congestion */
 };
 
+/* The rate's state, and the step that moves it (optr_rate_step()). */
+struct optr_rate_state {
+	u32 rate_mbps;		/* 0: not adapted yet, start value */
+	u32 target_mbps;	/* before the last cut */
+	u8 recover;		/* clean reports left that head back to it */
+	u8 clean;		/* consecutive clean reports, capped */
+};
+
+/* The communicator's sending rate (towards every rank). */
+struct optr_rate_path {
+	struct optr_rate_state st;
+	ktime_t changed;	/* when a report or drop last moved it */
+	u64 cuts;		/* congestion steps taken */
+	u64 raises;		/* clean steps taken */
+	u64 queue_drops;	/* batches our own queue dropped */
+};
+
 struct optr_rate_peer {
 	/* As a sender to this rank. */
-	u32 rate_mbps;		/* 0: not adapted yet, start value */
+	ktime_t tx_at;		/* the last send to it began */
 	bool have_seq;		/* last_seq is valid */
 	u8 last_seq;		/* of the last report applied */
 	u8 last_loss;		/* ... and what it said */
 	u8 last_ce;
 	bool tx_cut;		/* a send to it hit its timeout since */
-	u8 clean;		/* consecutive clean reports, capped */
-	u64 reports;		/* reports applied */
-	u64 decreases;		/* ... that were congestion */
+	u64 reports;		/* reports received */
+	u64 decreases;		/* ... that said congestion */
 	u64 increases;		/* ... that were clean */
 	/* As a receiver of this rank: what the next report covers. */
 	u64 acc_expected;	/* bytes of its messages that ended */
@@ -88,6 +123,11 @@ struct optr_rate_peer {
 	u64 ce_rx;		/* CE-marked datagrams received from it */
 };
 
+struct optr_rate {
+	struct optr_rate_path path;
+	struct optr_rate_peer peer[];	/* per rank */
+};
+
 /* Pure logic (KUnit-tested). */
 u32 optr_rate_encode(const struct optr_rate_report *r);
 bool optr_rate_decode(u32 word, struct optr_rate_report *r);
@@ -96,21 +136,24 @@ enum optr_rate_verdict optr_rate_judge(const struct optr_rate_report *r,
 				       bool tx_cut);
 u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
 		   const struct optr_rate_cfg *cfg);
+u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
+		   const struct optr_rate_cfg *cfg);
 u32 optr_rate_start(u32 fixed_mbps, const struct optr_rate_cfg *cfg);
 u32 optr_rate_needed(u64 bytes, s64 ns);
 
 bool optr_rate_enabled(void);
 void optr_rate_cfg_get(struct optr_rate_cfg *cfg);
 
-/* The communicator's per-rank state. */
-struct optr_rate_peer *optr_rate_alloc(u32 nranks);
-void optr_rate_free(struct optr_rate_peer *peers);
+/* The communicator's state. */
+struct optr_rate *optr_rate_alloc(u32 nranks);
+void optr_rate_free(struct optr_rate *rate);
 
 /* Send path (osk->tx_lock). */
-u32 optr_rate_mbps(struct optr_sock *osk, u32 dst, u32 fixed_mbps);
+u32 optr_rate_mbps(struct optr_sock *osk, u32 fixed_mbps);
 u32 optr_rate_in_time(u32 mbps, u64 left, s64 ns);
-u32 optr_rate_feedback(struct optr_sock *osk, u32 dst);
+u32 optr_rate_tx_begin(struct optr_sock *osk, u32 dst);
 void optr_rate_tx_cut(struct optr_sock *osk, u32 dst);
+void optr_rate_queue_drop(struct optr_sock *osk, u32 dst);
 u8 optr_rate_tos(void);
 
 /* Receive path and round ends (osk->lock). */

@@ -42,14 +42,14 @@ static u32 optr_pace_rate(struct optr_sock *osk)
 }
 
 /*
- * The rate of the next batch to @dst, of which @left bytes on the wire
- * (with the later copies of a fan-out) are still to leave by @deadline: the socket's, or
- * with rate control @dst's, but never so slow that they could not.
+ * The rate of the next batch, of which @left bytes on the wire (with the
+ * later copies of a fan-out) are still to leave by @deadline: the
+ * socket's, or with rate control the communicator's, but never so slow
+ * that they could not.
  */
-static u32 optr_pace_next(struct optr_sock *osk, u32 dst, u64 left,
-			  ktime_t deadline)
+static u32 optr_pace_next(struct optr_sock *osk, u64 left, ktime_t deadline)
 {
-	u32 mbps = optr_rate_mbps(osk, dst, optr_pace_rate(osk));
+	u32 mbps = optr_rate_mbps(osk, optr_pace_rate(osk));
 
 	return optr_rate_in_time(mbps, left,
 				 ktime_to_ns(ktime_sub(deadline, ktime_get())));
@@ -365,10 +365,10 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 	u32 maxp, hroom, segs_max;
 	struct flowi4 fl4 = {};
 	struct rtable *rt;
-	int err = 0;
+	int err = 0, xmit;
 
 	f->offset = 0;
-	f->feedback = optr_rate_feedback(osk, f->dst);
+	f->feedback = optr_rate_tx_begin(osk, f->dst);
 	fl4.daddr = daddr;
 	fl4.flowi4_oif = oif;
 	fl4.flowi4_proto = IPPROTO_UDP;
@@ -396,8 +396,8 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 
 	while (f->offset < f->total) {
 		u64 left = f->total - f->offset + after;
-		u32 mbps = optr_pace_next(osk, f->dst,
-					  left + DIV_ROUND_UP_ULL(left, maxp) * ovh,
+		u32 mbps = optr_pace_next(osk, left +
+					  DIV_ROUND_UP_ULL(left, maxp) * ovh,
 					  deadline);
 		u32 nseg = min3(max(segs_max, 1U),
 				DIV_ROUND_UP(f->total - f->offset, maxp),
@@ -420,8 +420,11 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 		 */
 		dst_hold(&rt->dst);
 		local_bh_disable();
-		optr_udp_xmit(on, rt, skb, fl4.saddr, daddr, ttl);
+		xmit = optr_udp_xmit(on, rt, skb, fl4.saddr, daddr, ttl);
 		local_bh_enable();
+		/* Our own queue is full: we send faster than our link. */
+		if (xmit == NET_XMIT_DROP || xmit == NET_XMIT_CN)
+			optr_rate_queue_drop(osk, f->dst);
 		packets += nseg;
 		bytes += f->offset - start;
 	}
@@ -503,7 +506,7 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 	ktime_t deadline;
 	u32 timeout_us;
 	int err = 0;
-	u32 r;
+	u32 i, r;
 
 	if (!comm)
 		return -ENOTCONN;
@@ -545,13 +548,19 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 				   comm->ttl, &f, &msg->msg_iter, key,
 				   deadline, 0);
 	} else {
-		for (r = 0; r < comm->nranks; r++) {
+		/*
+		 * A fan-out goes to the ranks after ours first, in ring
+		 * order: owners fanning out at once then each send to a
+		 * different rank at a time, not all to rank 0 first (an
+		 * incast at every step).
+		 */
+		for (i = 1; i < comm->nranks; i++) {
 			/* Copies to the peers after this one. */
-			u32 later = comm->nranks - 1 - r - (comm->rank > r);
+			u32 later = comm->nranks - 1 - i;
 			int e;
 
-			if (r == comm->rank ||
-			    (req->dst != OPTIREDUCE_DST_ALL && r != req->dst))
+			r = (comm->rank + i) % comm->nranks;
+			if (req->dst != OPTIREDUCE_DST_ALL && r != req->dst)
 				continue;
 			f.dst = r;
 			e = optr_send_to(osk, comm->addr[r], 0, 0, &f,

@@ -101,8 +101,8 @@ TRACE_EVENT(optireduce_drop,
 
 TRACE_EVENT(optireduce_rate,
 	TP_PROTO(u32 comm, u32 rank, u32 peer, u32 old_mbps, u32 new_mbps,
-		 u32 loss, u32 ce),
-	TP_ARGS(comm, rank, peer, old_mbps, new_mbps, loss, ce),
+		 u32 loss, u32 ce, bool queue),
+	TP_ARGS(comm, rank, peer, old_mbps, new_mbps, loss, ce, queue),
 	TP_STRUCT__entry(
 		__field(u32, comm)
 		__field(u32, rank)
@@ -111,6 +111,7 @@ TRACE_EVENT(optireduce_rate,
 		__field(u32, new_mbps)
 		__field(u32, loss)
 		__field(u32, ce)
+		__field(bool, queue)
 	),
 	TP_fast_assign(
 		__entry->comm = comm;
@@ -120,11 +121,12 @@ TRACE_EVENT(optireduce_rate,
 		__entry->new_mbps = new_mbps;
 		__entry->loss = loss;
 		__entry->ce = ce;
+		__entry->queue = queue;
 	),
-	TP_printk("comm=%u rank=%u peer=%u old_mbps=%u new_mbps=%u loss=%u/255 ce=%u/255",
+	TP_printk("comm=%u rank=%u peer=%u old_mbps=%u new_mbps=%u loss=%u/255 ce=%u/255 queue=%d",
 		  __entry->comm, __entry->rank, __entry->peer,
 		  __entry->old_mbps, __entry->new_mbps, __entry->loss,
-		  __entry->ce)
+		  __entry->ce, __entry->queue)
 );
 
 #endif /* _OPTR_TRACE_H */

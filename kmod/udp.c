@@ -186,10 +186,12 @@ void optr_udp_close(struct optr_net *on)
  * from the namespace's socket to @daddr over @rt, whose reference the skb
  * takes. The caller holds a reference of its own on @rt and has softirqs
  * off, as the IP output path expects of a sender that is not a socket's
- * sendmsg.
+ * sendmsg. Returns ip_local_out()'s verdict: NET_XMIT_DROP or
+ * NET_XMIT_CN when the device's queue dropped the batch (or all of it
+ * that a shaper split), a negative errno when something before it did.
  */
-void optr_udp_xmit(struct optr_net *on, struct rtable *rt,
-		   struct sk_buff *skb, __be32 saddr, __be32 daddr, u8 ttl)
+int optr_udp_xmit(struct optr_net *on, struct rtable *rt,
+		  struct sk_buff *skb, __be32 saddr, __be32 daddr, u8 ttl)
 {
 	struct sock *sk = on->udp->sk;
 	struct net *net = sock_net(sk);
@@ -222,7 +224,7 @@ void optr_udp_xmit(struct optr_net *on, struct rtable *rt,
 	 * in the length and the header checksum.
 	 */
 	__ip_select_ident(net, iph, skb_shinfo(skb)->gso_segs ?: 1);
-	ip_local_out(net, sk, skb);
+	return ip_local_out(net, sk, skb);
 }
 
 /*

@@ -93,7 +93,8 @@ calls_done() {
 
 # peers FILE: rank 0's sockets (optireduce -j sock show) into FILE.json,
 # at once; peers_parse FILE, later: "RATE DECREASES INCREASES" per peer,
-# one line each, into FILE (python starts slowly under TCG, and the
+# one line each, into FILE, and "RATE CUTS RAISES QUEUE_DROPS" of the
+# communicator into FILE.comm (python starts slowly under TCG, and the
 # remaining calls must not end before the fabric is unshaped).
 peers() {
 	ip netns exec "${HOST_NS[0]}" "$TOOL" -j sock show >"$1.json"
@@ -101,10 +102,14 @@ peers() {
 peers_parse() {
 	python3 -c '
 import json, sys
-for s in json.load(open(sys.argv[1])):
-    for p in s.get("peers", []):
-        print(p["rate_mbps"], p["decreases"], p["increases"])
-' "$1.json" >"$1"
+with open(sys.argv[2], "w") as comm:
+    for s in json.load(open(sys.argv[1])):
+        if "rate_mbps" in s:
+            print(s["rate_mbps"], s["rate_cuts"], s["rate_raises"],
+                  s["queue_drops"], file=comm)
+        for p in s.get("peers", []):
+            print(p["rate_mbps"], p["decreases"], p["increases"])
+' "$1.json" "$1.comm" >"$1"
 }
 
 if ! optr_load; then
@@ -186,10 +191,16 @@ fi
 ktap_check "every rank ran every call" test $st_fixed -eq 0 -a $st_rate -eq 0
 ktap_check "rate control loses fewer entries than fixed pacing" \
 	test "$r_lost" -lt "$f_lost"
-# Every peer of rank 0 had its rate cut below the start.
+# Every peer of rank 0 reported congestion, and the communicator's rate
+# (which every send leaves at) was cut below the start.
 ktap_check "rates fell under congestion" awk -v start=$START -v peers=$((N - 1)) '
 	{ n++; if ($1 >= start || $2 < 1) bad = 1 }
 	END { exit !(n == peers && !bad) }' "$OUT/peers.congested"
+ktap_check "the communicator's rate was cut" awk -v start=$START '
+	{ n++; if ($1 >= start || $2 < 1) bad = 1 }
+	END { exit !(n == 1 && !bad) }' "$OUT/peers.congested.comm"
+sed 's/^/# rate, cuts, raises, queue drops of rank 0: /' \
+	"$OUT/peers.congested.comm"
 if [ $tracing = 1 ]; then
 	# "RANK PEER NEW OLD CE AFTER" per rate change; AFTER: once the
 	# fabric was unshaped (the marker).

@@ -475,6 +475,56 @@ TEST_F_TIMEOUT(lo1500, dontwait_send_behind_a_long_one, HEAVY_S)
 }
 
 /*
+ * A fan-out goes round the ring from the sender: rank 1 sends to rank 2
+ * before rank 0 (owners fanning out at once then each send to a different
+ * rank, not all to rank 0 first). Paced so that one copy takes ORDER_MS
+ * and cut at its timeout halfway through the second: the first rank in
+ * the order gets more of the message than the second, however slow the
+ * guest (slower only leaves the second with less).
+ */
+#define ORDER_MBPS	10
+#define ORDER_LEN	(256 << 10)
+#define ORDER_MS	(ORDER_LEN * 8 / ORDER_MBPS / 1000)
+
+TEST_F_TIMEOUT(lo1500, fan_out_in_ring_order, HEAVY_S)
+{
+	__u32 round = self->round++, v = ORDER_MBPS;
+	__u8 *src = malloc(ORDER_LEN), *got[3] = {};
+	__u32 received[3] = {};
+	struct optr_compl c;
+	ssize_t sent;
+	int r;
+
+	ASSERT_NE(NULL, src);
+	fill(src, ORDER_LEN, 5);
+	ASSERT_EQ(0, setsockopt(self->fd[1], optr_sol(), OPTIREDUCE_PACE_MBPS,
+				&v, sizeof(v)));
+	for (r = 0; r < 3; r += 2) {
+		got[r] = malloc(ORDER_LEN);
+		ASSERT_NE(NULL, got[r]);
+		/* From rank 1. */
+		ASSERT_EQ(0, optr_post_hinted(self->fd[r], round, 7, 1, 0,
+					      ORDER_MS * 4000, ORDER_MS * 4000,
+					      r, got[r], ORDER_LEN));
+	}
+	sent = optr_send(self->fd[1], round, 7, OPTIREDUCE_DST_ALL,
+			 ORDER_MS * 1500, src, ORDER_LEN);
+	/* Cut at the timeout, as planned (or, on a very slow guest, not). */
+	if (sent < 0)
+		EXPECT_EQ(ETIMEDOUT, errno);
+	for (r = 0; r < 3; r += 2) {
+		ASSERT_EQ(0, optr_recv_one(self->fd[r], &c, LONG_US / 1000));
+		received[r] = c.h.received;
+		free(got[r]);
+	}
+	TH_LOG("rank 2 got %u bytes, rank 0 %u of %d", received[2],
+	       received[0], ORDER_LEN);
+	EXPECT_GT(received[2], 0);
+	EXPECT_GT(received[2], received[0]);
+	free(src);
+}
+
+/*
  * The send pages come from a pool that falls back to single pages when a
  * 32 KiB one is not to be had (kmod/txpool.c). A batch then spreads over
  * many more page fragments than an skb holds at MTU 1500; it must end

@@ -566,6 +566,9 @@ static void rate_aimd(struct kunit *test)
 	const struct optr_rate_cfg cfg = {
 		.min_mbps = 10, .max_mbps = 1000, .step_mbps = 10, .md_pct = 50,
 	};
+	const struct optr_rate_cfg wide = {
+		.min_mbps = 10, .max_mbps = 10000, .step_mbps = 10, .md_pct = 50,
+	};
 	u32 rate = 1000;
 	u8 clean = 0;
 	int i;
@@ -587,22 +590,29 @@ static void rate_aimd(struct kunit *test)
 					     &clean, &cfg), 999U);
 	KUNIT_EXPECT_EQ(test, optr_rate_aimd(10, OPTR_RATE_MARKED, 255,
 					     &clean, &cfg), 10U);
-	/* Clean: the step times the run of clean reports. */
+	/* Clean: the step times the run of clean reports, at most an
+	 * eighth of the rate.
+	 */
 	clean = 0;
 	KUNIT_EXPECT_EQ(test, optr_rate_aimd(100, OPTR_RATE_CLEAN, 0, &clean,
 					     &cfg), 110U);
 	KUNIT_EXPECT_EQ(test, clean, 1);
 	KUNIT_EXPECT_EQ(test, optr_rate_aimd(110, OPTR_RATE_CLEAN, 0, &clean,
-					     &cfg), 130U);
+					     &cfg), 123U);
 	KUNIT_EXPECT_EQ(test, clean, 2);
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(800, OPTR_RATE_CLEAN, 0, &clean,
+					     &cfg), 830U);
 	/* A congested report ends the run. */
 	optr_rate_aimd(130, OPTR_RATE_MARKED, 1, &clean, &cfg);
 	KUNIT_EXPECT_EQ(test, clean, 0);
 	/* The run's multiplier stops at OPTR_RATE_CLEAN_MAX ... */
 	clean = OPTR_RATE_CLEAN_MAX;
-	KUNIT_EXPECT_EQ(test, optr_rate_aimd(100, OPTR_RATE_CLEAN, 0, &clean,
-					     &cfg), 100U + 10 * OPTR_RATE_CLEAN_MAX);
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(2000, OPTR_RATE_CLEAN, 0, &clean,
+					     &wide), 2000U + 10 * OPTR_RATE_CLEAN_MAX);
 	KUNIT_EXPECT_EQ(test, clean, OPTR_RATE_CLEAN_MAX);
+	/* (an eighth of 100 is less) */
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(100, OPTR_RATE_CLEAN, 0, &clean,
+					     &cfg), 112U);
 	/* ... and the rate at the ceiling. */
 	KUNIT_EXPECT_EQ(test, optr_rate_aimd(995, OPTR_RATE_CLEAN, 0, &clean,
 					     &cfg), 1000U);
@@ -610,14 +620,64 @@ static void rate_aimd(struct kunit *test)
 	for (i = 0; i < 7; i++)
 		rate = optr_rate_aimd(rate, OPTR_RATE_LOSSY, 0, &clean, &cfg);
 	KUNIT_EXPECT_EQ(test, rate, 10U);
-	/* ... 13 clean reports back to the ceiling (10 * (1 + ... + 13) =
-	 * 910 more), not beyond.
+	/* ... and clean reports bring it back at most an eighth (at least
+	 * 1 Mbit/s) a step: 10, 11, ..., 16, 18, ..., 33 after 13; the
+	 * ceiling after 40 (735 after 39), not beyond.
 	 */
 	for (i = 0; i < 13; i++)
 		rate = optr_rate_aimd(rate, OPTR_RATE_CLEAN, 0, &clean, &cfg);
-	KUNIT_EXPECT_EQ(test, rate, 920U);
+	KUNIT_EXPECT_EQ(test, rate, 33U);
+	for (i = 13; i < 39; i++)
+		rate = optr_rate_aimd(rate, OPTR_RATE_CLEAN, 0, &clean, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 735U);
 	rate = optr_rate_aimd(rate, OPTR_RATE_CLEAN, 0, &clean, &cfg);
 	KUNIT_EXPECT_EQ(test, rate, 1000U);
+}
+
+static void rate_step(struct kunit *test)
+{
+	const struct optr_rate_cfg cfg = {
+		.min_mbps = 10, .max_mbps = 1000, .step_mbps = 10, .md_pct = 50,
+	};
+	struct optr_rate_state s = { .rate_mbps = 800 };
+
+	/* A cut remembers where it cut from ... */
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_LOSSY, 0, &cfg),
+			400U);
+	KUNIT_EXPECT_EQ(test, s.target_mbps, 800U);
+	KUNIT_EXPECT_EQ(test, s.recover, OPTR_RATE_RECOVER);
+	/* ... the clean reports after it halve the way back ... */
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			600U);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			700U);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			750U);
+	/* ... OPTR_RATE_RECOVER times, then the additive steps probe. */
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			760U);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			780U);
+	/* A cut during recovery heads back to the rate it cut, not the
+	 * older one.
+	 */
+	s = (struct optr_rate_state){ .rate_mbps = 800 };
+	optr_rate_step(&s, OPTR_RATE_LOSSY, 0, &cfg);
+	optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_MARKED, 255, &cfg),
+			300U);
+	KUNIT_EXPECT_EQ(test, s.target_mbps, 600U);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			450U);
+	/* A target above a lowered ceiling heads for the ceiling. */
+	s = (struct optr_rate_state){ .rate_mbps = 200, .target_mbps = 5000,
+				      .recover = 1 };
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			600U);
+	/* Out of bounds (the bounds moved): clamped first. */
+	s = (struct optr_rate_state){ .rate_mbps = 3 };
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_LOSSY, 0, &cfg),
+			10U);
 }
 
 static void rate_start(struct kunit *test)
@@ -680,6 +740,7 @@ static struct kunit_case optr_rate_cases[] = {
 	KUNIT_CASE(rate_frac),
 	KUNIT_CASE(rate_judge),
 	KUNIT_CASE(rate_aimd),
+	KUNIT_CASE(rate_step),
 	KUNIT_CASE(rate_start),
 	KUNIT_CASE(rate_needed),
 	{}

@@ -419,6 +419,10 @@ enum {
 	OPTIREDUCE_A_EVENT_LOST,	/* u64 */
 	OPTIREDUCE_A_EVENT_EXPECTED,	/* u64 */
 	OPTIREDUCE_A_SOCK_PEERS,	/* nested OPTIREDUCE_PEERS_PEER */
+	OPTIREDUCE_A_SOCK_RATE_MBPS,	/* u32: rate control's sending rate */
+	OPTIREDUCE_A_SOCK_RATE_CUTS,	/* u64: ... congestion steps taken */
+	OPTIREDUCE_A_SOCK_RATE_RAISES,	/* u64: ... clean steps taken */
+	OPTIREDUCE_A_SOCK_QUEUE_DROPS,	/* u64: batches our own queue dropped */
 	__OPTIREDUCE_A_MAX
 };
 
