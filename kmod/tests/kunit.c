@@ -622,14 +622,16 @@ static void rate_aimd(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rate, 10U);
 	/* ... and clean reports bring it back at most an eighth (at least
 	 * 1 Mbit/s) a step: 10, 11, ..., 16, 18, ..., 33 after 13; the
-	 * ceiling after 40 (735 after 39), not beyond.
+	 * ceiling after 43 (929 after 42), not beyond.
 	 */
 	for (i = 0; i < 13; i++)
 		rate = optr_rate_aimd(rate, OPTR_RATE_CLEAN, 0, &clean, &cfg);
 	KUNIT_EXPECT_EQ(test, rate, 33U);
-	for (i = 13; i < 39; i++)
+	for (i = 13; i < 42; i++)
 		rate = optr_rate_aimd(rate, OPTR_RATE_CLEAN, 0, &clean, &cfg);
-	KUNIT_EXPECT_EQ(test, rate, 735U);
+	KUNIT_EXPECT_EQ(test, rate, 929U);
+	rate = optr_rate_aimd(rate, OPTR_RATE_CLEAN, 0, &clean, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 1000U);
 	rate = optr_rate_aimd(rate, OPTR_RATE_CLEAN, 0, &clean, &cfg);
 	KUNIT_EXPECT_EQ(test, rate, 1000U);
 }

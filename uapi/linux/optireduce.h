@@ -352,10 +352,13 @@ struct optireduce_estimate {
  *       SOCK_PACE_MBPS u32, SOCK_ROUNDS u32 (open), SOCK_COMPLETIONS u32
  *       (queued), STATS (nested, one u64 per counter), and if joined:
  *       COMM_ID u32, COMM_RANK u32, COMM_NRANKS u32, COMM_GROUP be32
- *       (multicast only), ESTIMATE (nested ESTIMATE_*), and, once rate
- *       control (module parameter rate_control) has state for a rank,
- *       SOCK_PEERS (nested PEERS_PEER, each nested PEER_*: that rank's
- *       rate, reports and marks; as many ranks as fit one message)
+ *       (multicast only), ESTIMATE (nested ESTIMATE_*), once rate
+ *       control (module parameter rate_control) moved the rate or saw a
+ *       drop: SOCK_RATE_MBPS u32, SOCK_RATE_CUTS u64, SOCK_RATE_RAISES
+ *       u64, SOCK_QUEUE_DROPS u64 (the communicator's rate and its steps),
+ *       and once it has state for a rank, SOCK_PEERS (nested PEERS_PEER,
+ *       each nested PEER_*: that rank's reports and marks; as many ranks
+ *       as fit one message)
  *   OPTIREDUCE_CMD_COMM_GET    dump: one message per communicator with a
  *       member in the namespace: COMM_ID, COMM_NRANKS, COMM_GROUP,
  *       COMM_MEMBERS (nested COMM_RANK u32 of each local member)
