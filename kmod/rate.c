@@ -5,7 +5,7 @@
  * AllReduce sends both ways between every pair within a call), what it saw
  * of our traffic: the loss of the messages it expected from us and the
  * fraction of our datagrams a switch marked CE. A report about traffic
- * sent at the current rate moves it: down by rate_md_pct on loss above
+ * sent since the last cut moves it: down by rate_md_pct on loss above
  * OPTR_RATE_LOSS_MIN, in proportion to the fraction marked on marks (as
  * DCTCP); up on a clean one, first halfway back to the rate before the
  * last cut (OPTR_RATE_RECOVER times, as DCQCN's fast recovery), then by a
@@ -266,7 +266,7 @@ u32 optr_rate_in_time(u32 mbps, u64 left, s64 ns)
 
 /*
  * A send to @dst begins: note when (a report from @dst moves the rate only
- * if it is about traffic sent since the rate last moved), and return the
+ * if it is about traffic sent since the last cut), and return the
  * feedback word for its datagrams: the report about @dst's traffic, or 0
  * (none; always for a multicast).
  */
@@ -311,11 +311,12 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 	path->st.rate_mbps = old;
 	new = optr_rate_step(&path->st, v, ce, &cfg);
 	WRITE_ONCE(path->st.rate_mbps, new);
-	path->changed = ktime_get();
-	if (v == OPTR_RATE_CLEAN)
+	if (v == OPTR_RATE_CLEAN) {
 		path->raises++;
-	else
+	} else {
+		path->cut_at = ktime_get();
 		path->cuts++;
+	}
 	trace_optireduce_rate(osk->comm->id, osk->comm->rank, peer, old, new,
 			      loss, ce, queue);
 }
@@ -323,13 +324,17 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 /*
  * A batch of a send to @dst was dropped by our own queue (the qdisc of
  * the device it left by): we send faster than our link, whatever the
- * receivers will report. Cut, unless a cut is so recent that the queue
- * cannot show it yet.
+ * receivers will report. Cut, once per send at most and only for a send
+ * that began after the last cut: a queue that a faster rate filled stays
+ * full, and drops, until it drained, which at a rate just under the
+ * link's takes many times the queue's own time; cutting for every drop
+ * meanwhile would take the rate to the floor.
  */
 void optr_rate_queue_drop(struct optr_sock *osk, u32 dst)
 {
 	struct optr_comm *comm = optr_sock_comm(osk);
 	struct optr_rate_path *path;
+	bool cut;
 
 	lockdep_assert_held(&osk->tx_lock);
 	if (!comm || !optr_rate_enabled())
@@ -337,9 +342,14 @@ void optr_rate_queue_drop(struct optr_sock *osk, u32 dst)
 	path = &comm->rate->path;
 	spin_lock_bh(&osk->lock);
 	path->queue_drops++;
-	if (!path->changed ||
-	    ktime_to_ns(ktime_sub(ktime_get(), path->changed)) >=
-	    OPTR_RATE_QUEUE_GAP_NS)
+	cut = !path->cut_at ||
+	      ktime_to_ns(ktime_sub(ktime_get(), path->cut_at)) >=
+	      OPTR_RATE_QUEUE_GAP_NS;
+	/* A multicast has no send time of its own: the gap alone. */
+	if (cut && path->cut_at && dst < comm->nranks)
+		cut = ktime_after(READ_ONCE(comm->rate->peer[dst].tx_at),
+				  path->cut_at);
+	if (cut)
 		optr_rate_move(osk, dst, OPTR_RATE_LOSSY, OPTR_FB_FRAC_ONE, 0,
 			       true);
 	spin_unlock_bh(&osk->lock);
@@ -355,10 +365,13 @@ u8 optr_rate_tos(void)
 
 /*
  * A new report from @src about our traffic to it: counted, and a step of
- * the rate if it is about traffic sent since the rate last moved (the
- * last send to @src began after that). Older ones judge a rate already
- * left: acting on them would cut once per reporting peer for one
- * congestion, or raise again for traffic a cut has not yet seen.
+ * the rate if it is about traffic sent since the last cut (the last send
+ * to @src began after it). Older ones judge a rate a cut already left:
+ * acting on them would cut once per reporting peer for one congestion,
+ * or raise the rate back for traffic the cut has not yet seen. Clean
+ * reports after it each raise: a call sends to every peer, so the rate
+ * climbs up to once per peer a call (a report per message is all the
+ * feedback there is, and a call is long against a queue's time).
  */
 static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 			    u32 src, const struct optr_rate_report *rep)
@@ -378,7 +391,7 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 		p->decreases++;
 	else
 		p->increases++;
-	if (path->changed && !ktime_after(READ_ONCE(p->tx_at), path->changed))
+	if (path->cut_at && !ktime_after(READ_ONCE(p->tx_at), path->cut_at))
 		return;
 	optr_rate_move(osk, src, v, rep->loss, rep->ce, false);
 }
@@ -487,7 +500,7 @@ static int optr_rate_nl_peer(struct sk_buff *skb, const struct optr_rate_peer *p
 static int optr_rate_nl_path(struct sk_buff *skb,
 			     const struct optr_rate_path *path, u32 mbps)
 {
-	if (!path->changed && !path->queue_drops)
+	if (!path->cuts && !path->raises && !path->queue_drops)
 		return 0;
 	if (nla_put_u32(skb, OPTIREDUCE_A_SOCK_RATE_MBPS, mbps) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_CUTS, path->cuts,

@@ -90,7 +90,7 @@ struct optr_rate_state {
 /* The communicator's sending rate (towards every rank). */
 struct optr_rate_path {
 	struct optr_rate_state st;
-	ktime_t changed;	/* when a report or drop last moved it */
+	ktime_t cut_at;		/* when a report or drop last cut it */
 	u64 cuts;		/* congestion steps taken */
 	u64 raises;		/* clean steps taken */
 	u64 queue_drops;	/* batches our own queue dropped */
