@@ -171,15 +171,15 @@ OPTR_TUNABLE(rx_steer_kb, 4096, 0, 1048576,
 OPTR_TUNABLE(mem_max_kb, 262144, 0, 16777216,
 	     "Memory all sockets together may hold for later placement (backlog and steering), KiB; what does not fit is dropped and counted");
 OPTR_TUNABLE(rate_control, 0, 0, 1,
-	     "1: each destination's send rate adapts to its receiver's feedback (loss, ECN marks); 0: the fixed rate of pace_mbps");
+	     "1: each communicator's send rate adapts to its receivers' feedback (loss, ECN marks) and its own queue's drops; 0: the fixed rate of pace_mbps");
 OPTR_TUNABLE(rate_min_mbps, 10, 1, 1000000,
 	     "Floor of an adapted send rate, Mbit/s");
 OPTR_TUNABLE(rate_max_mbps, 100000, 1, 1000000,
 	     "Ceiling of an adapted send rate, and where a socket without a fixed rate starts, Mbit/s");
 OPTR_TUNABLE(rate_step_mbps, 10, 1, 100000,
-	     "Additive increase of a destination's rate per clean report, Mbit/s");
+	     "Additive increase of a communicator's rate per clean report, Mbit/s (at most an eighth of the rate)");
 OPTR_TUNABLE(rate_md_pct, 50, 1, 99,
-	     "Percent of a destination's rate kept on a congested report (multiplicative decrease)");
+	     "Percent of a communicator's rate kept on a congested report or own-queue drop (multiplicative decrease)");
 
 #define OPTR_TUNABLE_ENTRY(_name) { #_name, &optr_##_name }
 
