@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Host test of the time-to-accuracy models and data (tta_rank.py): the
 wide model's feature rows (one disjoint range per feature, the values
-recoverable from the row), the same split for both models, and that a
-few steps of SGD train the wide model; the --fabric option. KTAP-ish
+recoverable from the row), the same split for both models (its own for
+each seed), and that a few steps of SGD train the wide model; the
+--fabric option; the seeds, smoothing and evaluation options. KTAP-ish
 output."""
 
 import contextlib
@@ -83,14 +84,39 @@ def fabric_options():
           "--fabric refused on a netem profile, an unknown one, no '='")
 
 
+def seed_options():
+    """The defaults a rank runs with when tools/bench/tta/run passes none,
+    the seeds it trains, and counts below 1 refused."""
+    a = options()
+    check(a.eval_every == 5 and a.smooth == 3 and a.seed_list == [1],
+          "defaults: evaluation every 5 steps, mean of 3, one seed")
+    a = options("--seed", "4", "--seeds", "3", "--smooth", "2")
+    check(a.seed_list == [4, 5, 6] and a.smooth == 2,
+          "--seed 4 --seeds 3: seeds 4, 5, 6")
+    refused = []
+    for bad in ("--seeds", "--smooth", "--eval-every"):
+        with contextlib.redirect_stderr(io.StringIO()):
+            try:
+                options(bad, "0")
+            except SystemExit as e:
+                refused.append(e.code == 2)
+    check(refused == [True] * 3, "--seeds, --smooth, --eval-every 0 refused")
+
+
 def data_and_training():
     wide = tta_rank.load_data(1, "wide")
     mlp = tta_rank.load_data(1, "mlp")
-    check(wide[0].shape == (1437, 176) and wide[2].shape == (360, 176) and
+    check(wide[0].shape == (1257, 176) and wide[2].shape == (540, 176) and
           wide[0].dtype == torch.int64,
-          "wide data: 1437 training and 360 test images of 176 rows")
+          "wide data: 1257 training and 540 test images of 176 rows")
     check(torch.equal(wide[1], mlp[1]) and torch.equal(wide[3], mlp[3]),
           "both models get the same split")
+    again, other = tta_rank.load_data(1, "wide"), tta_rank.load_data(2, "wide")
+    check(torch.equal(wide[2], again[2]) and
+          not torch.equal(wide[2], other[2]) and
+          torch.equal(torch.bincount(wide[3]), torch.bincount(other[3])),
+          "a seed's split is the same every time; another seed's differs, "
+          "stratified alike")
     a = options("--model", "wide", "--embed-dim", "32")
     model = tta_rank.make_model(1, a)
     nparams = sum(p.numel() for p in model.parameters())
@@ -99,7 +125,7 @@ def data_and_training():
     m = options("--model", "mlp", "--hidden", "512,512")
     mlp_params = sum(p.numel() for p in tta_rank.make_model(1, m).parameters())
     check(mlp_params == 301066 and mlp[0].dtype == torch.float32 and
-          mlp[0].shape == (1437, 64),
+          mlp[0].shape == (1257, 64),
           "MLP 64-512-512-10 (%d parameters) on 64 standardized pixels"
           % mlp_params)
     again = tta_rank.make_model(1, a)
@@ -128,8 +154,9 @@ def main():
     torch.set_num_threads(1)
     feature_rows()
     fabric_options()
+    seed_options()
     data_and_training()
-    finish(14)
+    finish(18)
 
 
 if __name__ == "__main__":
