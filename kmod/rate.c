@@ -11,8 +11,9 @@
  * last cut (OPTR_RATE_RECOVER times, as DCQCN's fast recovery), then by a
  * step that grows with a run of clean reports but stays under an eighth
  * of the rate. A drop in our own queue cuts it as a lossy report would,
- * at most once per OPTR_RATE_QUEUE_GAP_NS. Always within [rate_min_mbps,
- * rate_max_mbps].
+ * once per send at most. Always within [rate_min_mbps, rate_max_mbps].
+ * Bytes that come after their message ended were late, not dropped: they
+ * are netted out of the next report's loss (optr_rate_net_late()).
  *
  * One rate, not one per destination: a socket sends one message at a time
  * (its send lock), so every destination shares its host's link, and a call
@@ -183,6 +184,22 @@ u32 optr_rate_needed(u64 bytes, s64 ns)
 		return U32_MAX;
 	mbps = div64_u64(bytes * 8000 + ns - 1, ns);
 	return min_t(u64, mbps, U32_MAX);
+}
+
+/*
+ * Bytes that came after their message had ended were counted missing
+ * when it did, but no queue dropped them: they were late (a sender slower
+ * than the deadline, or a round that ended early). Take them out of the
+ * missing bytes of the next report, as far as it has any, and keep the
+ * rest for the one after. Lateness is no congestion signal: a rate cut
+ * for it would only make the next message later.
+ */
+void optr_rate_net_late(u64 *missing, u64 *late)
+{
+	u64 n = min(*missing, *late);
+
+	*missing -= n;
+	*late -= n;
 }
 
 bool optr_rate_enabled(void)
@@ -441,6 +458,7 @@ void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 len, u32 got)
 	p = &comm->rate->peer[src];
 	p->acc_expected += len;
 	p->acc_missing += len - min(got, len);
+	optr_rate_net_late(&p->acc_missing, &p->acc_late);
 	/* The last one never left: this one covers it too. */
 	if (p->fb_word && !READ_ONCE(p->fb_sent)) {
 		p->acc_expected += p->pub_expected;
@@ -462,6 +480,19 @@ void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 len, u32 got)
 	rep.ce = optr_rate_frac(p->pub_ce, p->pub_dgrams);
 	WRITE_ONCE(p->fb_sent, false);
 	WRITE_ONCE(p->fb_word, optr_rate_encode(&rep));
+}
+
+/* A fragment from a member came after its message or round had ended
+ * (dropped as stale): late, not lost to a queue (optr_rate_net_late()).
+ */
+void optr_rate_late(struct optr_sock *osk, const struct optr_frag *f)
+{
+	struct optr_comm *comm = osk->comm;
+
+	lockdep_assert_held(&osk->lock);
+	if (!optr_rate_enabled() || f->src >= comm->nranks)
+		return;
+	comm->rate->peer[f->src].acc_late += f->len;
 }
 
 static u32 optr_rate_ppm(u8 frac)

@@ -110,6 +110,7 @@ struct optr_rate_peer {
 	/* As a receiver of this rank: what the next report covers. */
 	u64 acc_expected;	/* bytes of its messages that ended */
 	u64 acc_missing;	/* ... missing when they did */
+	u64 acc_late;		/* its bytes that came after their message ended */
 	u32 acc_dgrams;		/* its datagrams received */
 	u32 acc_ce;		/* ... with CE set */
 	/* What the published report covers, until it was sent. */
@@ -140,6 +141,7 @@ u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 		   const struct optr_rate_cfg *cfg);
 u32 optr_rate_start(u32 fixed_mbps, const struct optr_rate_cfg *cfg);
 u32 optr_rate_needed(u64 bytes, s64 ns);
+void optr_rate_net_late(u64 *missing, u64 *late);
 
 bool optr_rate_enabled(void);
 void optr_rate_cfg_get(struct optr_rate_cfg *cfg);
@@ -159,6 +161,7 @@ u8 optr_rate_tos(void);
 /* Receive path and round ends (osk->lock). */
 void optr_rate_rx(struct optr_sock *osk, const struct optr_frag *f, bool ce);
 void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 len, u32 got);
+void optr_rate_late(struct optr_sock *osk, const struct optr_frag *f);
 
 /* Netlink: the per-rank state of a joined socket (OPTIREDUCE_A_SOCK_PEERS). */
 int optr_rate_nl_put(struct sk_buff *skb, struct optr_sock *osk);

@@ -149,6 +149,15 @@ void optr_round_end(struct optr_round *r, enum optireduce_status status)
 	optr_round_events(r, status);
 }
 
+/* A fragment for a message or round that already ended: counted, and
+ * told to rate control as late, not lost.
+ */
+static void optr_drop_late(struct optr_sock *osk, const struct optr_frag *f)
+{
+	optr_drop(osk->on, osk, OPTR_STAT_DROP_STALE_ROUND, f);
+	optr_rate_late(osk, f);
+}
+
 /*
  * Place one fragment into its post; @now is when it arrived (one reading
  * serves a run of datagrams, taken under the lock, so never before the
@@ -164,7 +173,7 @@ static bool optr_place(struct optr_sock *osk, struct optr_post *p,
 
 	lockdep_assert_held(&osk->lock);
 	if (p->done) {
-		optr_drop(osk->on, osk, OPTR_STAT_DROP_STALE_ROUND, f);
+		optr_drop_late(osk, f);
 		return false;
 	}
 	if (f->total != p->len) {
@@ -259,7 +268,7 @@ static bool optr_backlog_drain(struct optr_sock *osk, struct optr_post *p)
 		r = optr_round_find(osk, f->round);
 		if (!r && !optr_round_after(f->round, osk->newest_round)) {
 			optr_backlog_unlink(osk, skb);
-			optr_drop(osk->on, osk, OPTR_STAT_DROP_STALE_ROUND, f);
+			optr_drop_late(osk, f);
 			kfree_skb(skb);
 		} else if (r && r->sealed &&
 			   !optr_post_find(osk, f->round, f->src, f->msg)) {
@@ -390,7 +399,7 @@ bool optr_deliver(struct optr_sock *osk, struct optr_skb_walk *w,
 	}
 	if (!r && osk->opened_any &&
 	    !optr_round_after(f->round, osk->newest_round)) {
-		optr_drop(osk->on, osk, OPTR_STAT_DROP_STALE_ROUND, f);
+		optr_drop_late(osk, f);
 		return false;
 	}
 

@@ -682,6 +682,26 @@ static void rate_step(struct kunit *test)
 			10U);
 }
 
+static void rate_net_late(struct kunit *test)
+{
+	u64 missing = 1000, late = 300;
+
+	/* Late bytes come out of the missing ones ... */
+	optr_rate_net_late(&missing, &late);
+	KUNIT_EXPECT_EQ(test, missing, 700ULL);
+	KUNIT_EXPECT_EQ(test, late, 0ULL);
+	/* ... as far as there are any; the rest waits for the next. */
+	missing = 100;
+	late = 250;
+	optr_rate_net_late(&missing, &late);
+	KUNIT_EXPECT_EQ(test, missing, 0ULL);
+	KUNIT_EXPECT_EQ(test, late, 150ULL);
+	missing = 400;
+	optr_rate_net_late(&missing, &late);
+	KUNIT_EXPECT_EQ(test, missing, 250ULL);
+	KUNIT_EXPECT_EQ(test, late, 0ULL);
+}
+
 static void rate_start(struct kunit *test)
 {
 	const struct optr_rate_cfg cfg = {
@@ -743,6 +763,7 @@ static struct kunit_case optr_rate_cases[] = {
 	KUNIT_CASE(rate_judge),
 	KUNIT_CASE(rate_aimd),
 	KUNIT_CASE(rate_step),
+	KUNIT_CASE(rate_net_late),
 	KUNIT_CASE(rate_start),
 	KUNIT_CASE(rate_needed),
 	{}
