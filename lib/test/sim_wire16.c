@@ -43,8 +43,12 @@ static void posted(void *arg, int rank, const struct or_recv *rx)
 		want = or_shard_len(COUNT, N, rx->src);
 	else
 		return;
-	w->seen++;
-	w->bad += rx->len != want * w->esize;
+	/* Every rank's thread posts: count atomically (a plain ++ from
+	 * three threads lost a count now and then).
+	 */
+	__atomic_add_fetch(&w->seen, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&w->bad, rx->len != want * w->esize,
+			   __ATOMIC_RELAXED);
 }
 
 static int drop(void *arg, int src, int dst, uint64_t tag, uint64_t pkt,
