@@ -162,7 +162,9 @@ u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 	return s->rate_mbps;
 }
 
-/* Where a destination starts: the socket's fixed rate if it has one. */
+/* Where a communicator's rate starts: the socket's fixed rate if it has
+ * one, else the ceiling.
+ */
 u32 optr_rate_start(u32 fixed_mbps, const struct optr_rate_cfg *cfg)
 {
 	if (!fixed_mbps)
@@ -314,6 +316,15 @@ void optr_rate_tx_cut(struct optr_sock *osk, u32 dst)
 		WRITE_ONCE(comm->rate->peer[dst].tx_cut, true);
 }
 
+/* The last send to @p began after the last cut (true before any cut):
+ * what @p reports, or our queue drops of it, judges the current rate.
+ */
+static bool optr_rate_sent_since_cut(const struct optr_rate_path *path,
+				     const struct optr_rate_peer *p)
+{
+	return !path->cut_at || ktime_after(READ_ONCE(p->tx_at), path->cut_at);
+}
+
 /* One step of the communicator's rate, @peer's report or send its cause. */
 static void optr_rate_move(struct optr_sock *osk, u32 peer,
 			   enum optr_rate_verdict v, u8 loss, u8 ce, bool queue)
@@ -363,9 +374,8 @@ void optr_rate_queue_drop(struct optr_sock *osk, u32 dst)
 	      ktime_to_ns(ktime_sub(ktime_get(), path->cut_at)) >=
 	      OPTR_RATE_QUEUE_GAP_NS;
 	/* A multicast has no send time of its own: the gap alone. */
-	if (cut && path->cut_at && dst < comm->nranks)
-		cut = ktime_after(READ_ONCE(comm->rate->peer[dst].tx_at),
-				  path->cut_at);
+	if (cut && dst < comm->nranks)
+		cut = optr_rate_sent_since_cut(path, &comm->rate->peer[dst]);
 	if (cut)
 		optr_rate_move(osk, dst, OPTR_RATE_LOSSY, OPTR_FB_FRAC_ONE, 0,
 			       true);
@@ -408,7 +418,7 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 		p->decreases++;
 	else
 		p->increases++;
-	if (path->cut_at && !ktime_after(READ_ONCE(p->tx_at), path->cut_at))
+	if (!optr_rate_sent_since_cut(path, p))
 		return;
 	optr_rate_move(osk, src, v, rep->loss, rep->ce, false);
 }

@@ -163,7 +163,9 @@ void optr_rate_rx(struct optr_sock *osk, const struct optr_frag *f, bool ce);
 void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 len, u32 got);
 void optr_rate_late(struct optr_sock *osk, const struct optr_frag *f);
 
-/* Netlink: the per-rank state of a joined socket (OPTIREDUCE_A_SOCK_PEERS). */
+/* Netlink: a joined socket's rate (OPTIREDUCE_A_SOCK_RATE_*) and per-rank
+ * state (OPTIREDUCE_A_SOCK_PEERS).
+ */
 int optr_rate_nl_put(struct sk_buff *skb, struct optr_sock *osk);
 
 #endif /* _OPTR_RATE_H */
