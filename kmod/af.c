@@ -69,6 +69,16 @@ static int optr_release(struct socket *sock)
 	return 0;
 }
 
+/* A rate option's value: a __u32 of Mbit/s, at most OPTIREDUCE_MAX_MBPS. */
+static int optr_copy_mbps(sockptr_t optval, unsigned int optlen, u32 *v)
+{
+	if (optlen != sizeof(*v))
+		return -EINVAL;
+	if (copy_from_sockptr(v, optval, sizeof(*v)))
+		return -EFAULT;
+	return *v > OPTIREDUCE_MAX_MBPS ? -EINVAL : 0;
+}
+
 static int optr_setsockopt(struct socket *sock, int level, int optname,
 			   sockptr_t optval, unsigned int optlen)
 {
@@ -88,12 +98,9 @@ static int optr_setsockopt(struct socket *sock, int level, int optname,
 	case OPTIREDUCE_JOIN:
 		return optr_comm_join(osk, optval, optlen);
 	case OPTIREDUCE_PACE_MBPS:
-		if (optlen != sizeof(v))
-			return -EINVAL;
-		if (copy_from_sockptr(&v, optval, sizeof(v)))
-			return -EFAULT;
-		if (v > optr_pace_mbps.max)
-			return -EINVAL;
+		err = optr_copy_mbps(optval, optlen, &v);
+		if (err)
+			return err;
 		/* A paced send holds tx_lock for as long as it takes. */
 		err = mutex_lock_interruptible(&osk->tx_lock);
 		if (err)
@@ -101,6 +108,13 @@ static int optr_setsockopt(struct socket *sock, int level, int optname,
 		osk->pace_mbps = v;
 		osk->pace_set = true;
 		optr_tx_unlock(osk);
+		return 0;
+	case OPTIREDUCE_RATE_START_MBPS:
+		err = optr_copy_mbps(optval, optlen, &v);
+		if (err)
+			return err;
+		/* Read locklessly by rate.c: one word. */
+		WRITE_ONCE(osk->rate_start_mbps, v);
 		return 0;
 	default:
 		return -ENOPROTOOPT;
@@ -136,6 +150,10 @@ static int optr_getsockopt(struct socket *sock, int level, int optname,
 		u.v = osk->pace_set ? osk->pace_mbps :
 				      optr_tunable_get(&optr_pace_mbps);
 		optr_tx_unlock(osk);
+		size = sizeof(u.v);
+		break;
+	case OPTIREDUCE_RATE_START_MBPS:
+		u.v = READ_ONCE(osk->rate_start_mbps);
 		size = sizeof(u.v);
 		break;
 	case OPTIREDUCE_STATS:

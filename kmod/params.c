@@ -175,7 +175,7 @@ OPTR_TUNABLE(rate_control, 0, 0, 1,
 OPTR_TUNABLE(rate_min_mbps, 10, 1, 1000000,
 	     "Floor of an adapted send rate, Mbit/s");
 OPTR_TUNABLE(rate_max_mbps, 100000, 1, 1000000,
-	     "Ceiling of an adapted send rate, and where a socket without a fixed rate starts, Mbit/s");
+	     "Ceiling of an adapted send rate, and where a socket given neither a start nor a fixed rate starts, Mbit/s");
 OPTR_TUNABLE(rate_step_mbps, 10, 1, 100000,
 	     "Additive increase of a communicator's rate per clean report, Mbit/s (at most an eighth of the rate)");
 OPTR_TUNABLE(rate_md_pct, 50, 1, 99,

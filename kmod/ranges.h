@@ -40,4 +40,10 @@ long optr_ranges_add(struct optr_ranges *r, u32 start, u32 end, gfp_t gfp);
 u32 optr_ranges_missing(const struct optr_ranges *r, u32 total,
 			struct optireduce_range *out, u32 max);
 
+/* The end of the furthest span: bytes from 0 up to the last that came. */
+static inline u32 optr_ranges_reach(const struct optr_ranges *r)
+{
+	return r->n ? r->v[r->n - 1].end : 0;
+}
+
 #endif /* _OPTR_RANGES_H */

@@ -12,8 +12,8 @@
  * step that grows with a run of clean reports but stays under an eighth
  * of the rate. A drop in our own queue cuts it as a lossy report would,
  * once per send at most. Always within [rate_min_mbps, rate_max_mbps].
- * Bytes that come after their message ended were late, not dropped: they
- * are netted out of the next report's loss (optr_rate_net_late()).
+ * Loss counts only below the furthest byte that came (optr_rate_seen()):
+ * what had not come when a message ended was late, not dropped.
  *
  * One rate, not one per destination: a socket sends one message at a time
  * (its send lock), so every destination shares its host's link, and a call
@@ -83,13 +83,15 @@ u8 optr_rate_frac(u64 part, u64 whole)
 }
 
 enum optr_rate_verdict optr_rate_judge(const struct optr_rate_report *r,
-				       bool tx_cut)
+				       bool tx_forced)
 {
 	/* A message the sender cut at its own timeout lost bytes that no
-	 * queue dropped: its loss says nothing of the path (and slowing
-	 * down for it would only cut the next one shorter).
+	 * queue dropped, and one it hurried past the rate to make that
+	 * timeout lost what the rate did not send: either way its loss
+	 * says nothing of the rate (and slowing down for it would only cut
+	 * or hurry the next one more).
 	 */
-	if (!tx_cut && r->loss > OPTR_RATE_LOSS_MIN)
+	if (!tx_forced && r->loss > OPTR_RATE_LOSS_MIN)
 		return OPTR_RATE_LOSSY;
 	return r->ce ? OPTR_RATE_MARKED : OPTR_RATE_CLEAN;
 }
@@ -162,14 +164,22 @@ u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 	return s->rate_mbps;
 }
 
-/* Where a communicator's rate starts: the socket's fixed rate if it has
- * one, else the ceiling.
+/*
+ * Where a communicator's rate starts: what the caller measured its path
+ * to carry (@start_mbps, OPTIREDUCE_RATE_START_MBPS) if it told us, else
+ * the socket's fixed rate if it has one, else the ceiling. From the
+ * ceiling, a host on a link slower than its own interface fills its first
+ * queue at once and every rank's first messages are lost, as are the
+ * reports that would have told how fast the path is.
  */
-u32 optr_rate_start(u32 fixed_mbps, const struct optr_rate_cfg *cfg)
+u32 optr_rate_start(u32 start_mbps, u32 fixed_mbps,
+		    const struct optr_rate_cfg *cfg)
 {
-	if (!fixed_mbps)
+	u32 mbps = start_mbps ? start_mbps : fixed_mbps;
+
+	if (!mbps)
 		return cfg->max_mbps;
-	return clamp(fixed_mbps, cfg->min_mbps, cfg->max_mbps);
+	return clamp(mbps, cfg->min_mbps, cfg->max_mbps);
 }
 
 /* The rate, Mbit/s rounded up, at which @bytes leave in @ns; 0 when no
@@ -189,19 +199,20 @@ u32 optr_rate_needed(u64 bytes, s64 ns)
 }
 
 /*
- * Bytes that came after their message had ended were counted missing
- * when it did, but no queue dropped them: they were late (a sender slower
- * than the deadline, or a round that ended early). Take them out of the
- * missing bytes of the next report, as far as it has any, and keep the
- * rest for the one after. Lateness is no congestion signal: a rate cut
- * for it would only make the next message later.
+ * What a message tells of its sender's path: @reach bytes of it, up to
+ * the furthest that came, *@missing of them (@got came) dropped. Fragments
+ * leave in order and queues keep it, so a byte missing before the furthest
+ * one was dropped on the way; the bytes after it had not come yet when
+ * the message ended, a sender behind the deadline or cut at its timeout,
+ * and count neither way. A queue that overflows drops among what it
+ * keeps, which leaves holes; only a tail dropped whole would escape, and
+ * a paced sender's does not end at once. Returns the bytes it judges: 0,
+ * no evidence, when nothing came.
  */
-void optr_rate_net_late(u64 *missing, u64 *late)
+u32 optr_rate_seen(u32 reach, u32 got, u32 *missing)
 {
-	u64 n = min(*missing, *late);
-
-	*missing -= n;
-	*late -= n;
+	*missing = reach - min(got, reach);
+	return reach;
 }
 
 bool optr_rate_enabled(void)
@@ -241,14 +252,15 @@ static u32 optr_rate_fixed(struct optr_sock *osk)
 					  optr_tunable_get(&optr_pace_mbps);
 }
 
-/* The communicator's rate now; its start until a step set it. */
-static u32 optr_rate_now(const struct optr_rate_path *path, u32 fixed,
-			 const struct optr_rate_cfg *cfg)
+/* The rate of @osk's communicator @comm now; its start until a step set it. */
+static u32 optr_rate_now(struct optr_sock *osk, struct optr_comm *comm,
+			 u32 fixed, const struct optr_rate_cfg *cfg)
 {
-	u32 rate = READ_ONCE(path->st.rate_mbps);
+	u32 rate = READ_ONCE(comm->rate->path.st.rate_mbps);
 
 	if (!rate)
-		return optr_rate_start(fixed, cfg);
+		return optr_rate_start(READ_ONCE(osk->rate_start_mbps), fixed,
+				       cfg);
 	return clamp(rate, cfg->min_mbps, cfg->max_mbps);
 }
 
@@ -266,7 +278,7 @@ u32 optr_rate_mbps(struct optr_sock *osk, u32 fixed_mbps)
 	if (!comm || !optr_rate_enabled())
 		return fixed_mbps;
 	optr_rate_cfg_get(&cfg);
-	return optr_rate_now(&comm->rate->path, fixed_mbps, &cfg);
+	return optr_rate_now(osk, comm, fixed_mbps, &cfg);
 }
 
 /*
@@ -306,14 +318,18 @@ u32 optr_rate_tx_begin(struct optr_sock *osk, u32 dst)
 	return word;
 }
 
-/* A send to @dst ended at its timeout with fragments unsent. */
-void optr_rate_tx_cut(struct optr_sock *osk, u32 dst)
+/*
+ * A send to @dst ended at its timeout with fragments unsent, or left
+ * faster than the rate to make its timeout (optr_rate_in_time()): the
+ * timeout, not the rate, shaped what @dst will report of it.
+ */
+void optr_rate_tx_forced(struct optr_sock *osk, u32 dst)
 {
 	struct optr_comm *comm = optr_sock_comm(osk);
 
 	lockdep_assert_held(&osk->tx_lock);
 	if (comm && dst < comm->nranks && optr_rate_enabled())
-		WRITE_ONCE(comm->rate->peer[dst].tx_cut, true);
+		WRITE_ONCE(comm->rate->peer[dst].tx_forced, true);
 }
 
 /* The last send to @p began after the last cut (true before any cut):
@@ -335,7 +351,7 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 
 	lockdep_assert_held(&osk->lock);
 	optr_rate_cfg_get(&cfg);
-	old = optr_rate_now(path, optr_rate_fixed(osk), &cfg);
+	old = optr_rate_now(osk, osk->comm, optr_rate_fixed(osk), &cfg);
 	path->st.rate_mbps = old;
 	new = optr_rate_step(&path->st, v, ce, &cfg);
 	WRITE_ONCE(path->st.rate_mbps, new);
@@ -356,9 +372,11 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
  * that began after the last cut: a queue that a faster rate filled stays
  * full, and drops, until it drained, which at a rate just under the
  * link's takes many times the queue's own time; cutting for every drop
- * meanwhile would take the rate to the floor.
+ * meanwhile would take the rate to the floor. Not for a batch that left
+ * faster than the rate (@hurried, to make its timeout): its drop says
+ * nothing of the rate, and a cut would only hurry the next send more.
  */
-void optr_rate_queue_drop(struct optr_sock *osk, u32 dst)
+void optr_rate_queue_drop(struct optr_sock *osk, u32 dst, bool hurried)
 {
 	struct optr_comm *comm = optr_sock_comm(osk);
 	struct optr_rate_path *path;
@@ -370,9 +388,10 @@ void optr_rate_queue_drop(struct optr_sock *osk, u32 dst)
 	path = &comm->rate->path;
 	spin_lock_bh(&osk->lock);
 	path->queue_drops++;
-	cut = !path->cut_at ||
-	      ktime_to_ns(ktime_sub(ktime_get(), path->cut_at)) >=
-	      OPTR_RATE_QUEUE_GAP_NS;
+	cut = !hurried &&
+	      (!path->cut_at ||
+	       ktime_to_ns(ktime_sub(ktime_get(), path->cut_at)) >=
+	       OPTR_RATE_QUEUE_GAP_NS);
 	/* A multicast has no send time of its own: the gap alone. */
 	if (cut && dst < comm->nranks)
 		cut = optr_rate_sent_since_cut(path, &comm->rate->peer[dst]);
@@ -407,8 +426,8 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 	enum optr_rate_verdict v;
 
 	lockdep_assert_held(&osk->lock);
-	v = optr_rate_judge(rep, READ_ONCE(p->tx_cut));
-	WRITE_ONCE(p->tx_cut, false);
+	v = optr_rate_judge(rep, READ_ONCE(p->tx_forced));
+	WRITE_ONCE(p->tx_forced, false);
 	p->have_seq = true;
 	p->last_seq = rep->seq;
 	p->last_loss = rep->loss;
@@ -452,23 +471,27 @@ void optr_rate_rx(struct optr_sock *osk, const struct optr_frag *f, bool ce)
 }
 
 /*
- * A message of @len bytes from @src ended (completed, expired or ended
- * early, not cancelled) with @got of them: publish a new report to @src,
- * covering everything since the last report that went out.
+ * A message from @src ended (completed, expired or ended early, not
+ * cancelled) with @got of its bytes, the furthest ending at @reach:
+ * publish a new report to @src, covering everything since the last report
+ * that went out; none for a message of which nothing came.
  */
-void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 len, u32 got)
+void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 reach, u32 got)
 {
 	struct optr_comm *comm = osk->comm;
 	struct optr_rate_report rep;
 	struct optr_rate_peer *p;
+	u32 judged, missing;
 
 	lockdep_assert_held(&osk->lock);
 	if (!optr_rate_enabled() || src >= comm->nranks)
 		return;
+	judged = optr_rate_seen(reach, got, &missing);
+	if (!judged)
+		return;
 	p = &comm->rate->peer[src];
-	p->acc_expected += len;
-	p->acc_missing += len - min(got, len);
-	optr_rate_net_late(&p->acc_missing, &p->acc_late);
+	p->acc_expected += judged;
+	p->acc_missing += missing;
 	/* The last one never left: this one covers it too. */
 	if (p->fb_word && !READ_ONCE(p->fb_sent)) {
 		p->acc_expected += p->pub_expected;
@@ -490,19 +513,6 @@ void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 len, u32 got)
 	rep.ce = optr_rate_frac(p->pub_ce, p->pub_dgrams);
 	WRITE_ONCE(p->fb_sent, false);
 	WRITE_ONCE(p->fb_word, optr_rate_encode(&rep));
-}
-
-/* A fragment from a member came after its message or round had ended
- * (dropped as stale): late, not lost to a queue (optr_rate_net_late()).
- */
-void optr_rate_late(struct optr_sock *osk, const struct optr_frag *f)
-{
-	struct optr_comm *comm = osk->comm;
-
-	lockdep_assert_held(&osk->lock);
-	if (!optr_rate_enabled() || f->src >= comm->nranks)
-		return;
-	comm->rate->peer[f->src].acc_late += f->len;
 }
 
 static u32 optr_rate_ppm(u8 frac)
@@ -572,7 +582,7 @@ int optr_rate_nl_put(struct sk_buff *skb, struct optr_sock *osk)
 		return 0;
 	optr_rate_cfg_get(&cfg);
 	spin_lock_bh(&osk->lock);
-	mbps = optr_rate_now(&comm->rate->path, optr_rate_fixed(osk), &cfg);
+	mbps = optr_rate_now(osk, comm, optr_rate_fixed(osk), &cfg);
 	err = optr_rate_nl_path(skb, &comm->rate->path, mbps);
 	for (r = 0; !err && r < comm->nranks; r++) {
 		const struct optr_rate_peer *p = &comm->rate->peer[r];

@@ -11,7 +11,7 @@
  * Locking: struct optr_rate lives in the communicator. Everything in it
  * changes under osk->lock (the receive path, the round ends, and a send
  * that saw its queue drop, which takes it); the send path, which holds
- * only osk->tx_lock, reads the rate and fb_word and writes fb_sent, tx_cut
+ * only osk->tx_lock, reads the rate and fb_word and writes fb_sent, tx_forced
  * and tx_at with READ_ONCE/WRITE_ONCE, single words that need no lock.
  */
 #ifndef _OPTR_RATE_H
@@ -103,14 +103,15 @@ struct optr_rate_peer {
 	u8 last_seq;		/* of the last report applied */
 	u8 last_loss;		/* ... and what it said */
 	u8 last_ce;
-	bool tx_cut;		/* a send to it hit its timeout since */
+	bool tx_forced;		/* a send to it met its timeout since */
 	u64 reports;		/* reports received */
 	u64 decreases;		/* ... that said congestion */
 	u64 increases;		/* ... that were clean */
 	/* As a receiver of this rank: what the next report covers. */
-	u64 acc_expected;	/* bytes of its messages that ended */
+	u64 acc_expected;	/* of its messages that ended, bytes up to
+				 * the furthest that came in each
+				 */
 	u64 acc_missing;	/* ... missing when they did */
-	u64 acc_late;		/* its bytes that came after their message ended */
 	u32 acc_dgrams;		/* its datagrams received */
 	u32 acc_ce;		/* ... with CE set */
 	/* What the published report covers, until it was sent. */
@@ -134,14 +135,15 @@ u32 optr_rate_encode(const struct optr_rate_report *r);
 bool optr_rate_decode(u32 word, struct optr_rate_report *r);
 u8 optr_rate_frac(u64 part, u64 whole);
 enum optr_rate_verdict optr_rate_judge(const struct optr_rate_report *r,
-				       bool tx_cut);
+				       bool tx_forced);
 u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
 		   const struct optr_rate_cfg *cfg);
 u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 		   const struct optr_rate_cfg *cfg);
-u32 optr_rate_start(u32 fixed_mbps, const struct optr_rate_cfg *cfg);
+u32 optr_rate_start(u32 start_mbps, u32 fixed_mbps,
+		    const struct optr_rate_cfg *cfg);
 u32 optr_rate_needed(u64 bytes, s64 ns);
-void optr_rate_net_late(u64 *missing, u64 *late);
+u32 optr_rate_seen(u32 reach, u32 got, u32 *missing);
 
 bool optr_rate_enabled(void);
 void optr_rate_cfg_get(struct optr_rate_cfg *cfg);
@@ -154,14 +156,13 @@ void optr_rate_free(struct optr_rate *rate);
 u32 optr_rate_mbps(struct optr_sock *osk, u32 fixed_mbps);
 u32 optr_rate_in_time(u32 mbps, u64 left, s64 ns);
 u32 optr_rate_tx_begin(struct optr_sock *osk, u32 dst);
-void optr_rate_tx_cut(struct optr_sock *osk, u32 dst);
-void optr_rate_queue_drop(struct optr_sock *osk, u32 dst);
+void optr_rate_tx_forced(struct optr_sock *osk, u32 dst);
+void optr_rate_queue_drop(struct optr_sock *osk, u32 dst, bool hurried);
 u8 optr_rate_tos(void);
 
 /* Receive path and round ends (osk->lock). */
 void optr_rate_rx(struct optr_sock *osk, const struct optr_frag *f, bool ce);
-void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 len, u32 got);
-void optr_rate_late(struct optr_sock *osk, const struct optr_frag *f);
+void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 reach, u32 got);
 
 /* Netlink: a joined socket's rate (OPTIREDUCE_A_SOCK_RATE_*) and per-rank
  * state (OPTIREDUCE_A_SOCK_PEERS).

@@ -77,7 +77,8 @@ static void optr_post_end(struct optr_sock *osk, struct optr_post *p,
 		r->moved_on--;
 	p->round = NULL;
 	if (status != OPTIREDUCE_CANCELLED)
-		optr_rate_msg_end(osk, p->src, p->len, p->got.covered);
+		optr_rate_msg_end(osk, p->src, optr_ranges_reach(&p->got),
+				  p->got.covered);
 	if (p->got.covered < p->len) {
 		optr_stat_sock(osk, OPTR_STAT_BYTES_LOST,
 			       p->len - p->got.covered);
@@ -149,15 +150,6 @@ void optr_round_end(struct optr_round *r, enum optireduce_status status)
 	optr_round_events(r, status);
 }
 
-/* A fragment for a message or round that already ended: counted, and
- * told to rate control as late, not lost.
- */
-static void optr_drop_late(struct optr_sock *osk, const struct optr_frag *f)
-{
-	optr_drop(osk->on, osk, OPTR_STAT_DROP_STALE_ROUND, f);
-	optr_rate_late(osk, f);
-}
-
 /*
  * Place one fragment into its post; @now is when it arrived (one reading
  * serves a run of datagrams, taken under the lock, so never before the
@@ -173,7 +165,7 @@ static bool optr_place(struct optr_sock *osk, struct optr_post *p,
 
 	lockdep_assert_held(&osk->lock);
 	if (p->done) {
-		optr_drop_late(osk, f);
+		optr_drop(osk->on, osk, OPTR_STAT_DROP_STALE_ROUND, f);
 		return false;
 	}
 	if (f->total != p->len) {
@@ -268,7 +260,7 @@ static bool optr_backlog_drain(struct optr_sock *osk, struct optr_post *p)
 		r = optr_round_find(osk, f->round);
 		if (!r && !optr_round_after(f->round, osk->newest_round)) {
 			optr_backlog_unlink(osk, skb);
-			optr_drop_late(osk, f);
+			optr_drop(osk->on, osk, OPTR_STAT_DROP_STALE_ROUND, f);
 			kfree_skb(skb);
 		} else if (r && r->sealed &&
 			   !optr_post_find(osk, f->round, f->src, f->msg)) {
@@ -399,7 +391,7 @@ bool optr_deliver(struct optr_sock *osk, struct optr_skb_walk *w,
 	}
 	if (!r && osk->opened_any &&
 	    !optr_round_after(f->round, osk->newest_round)) {
-		optr_drop_late(osk, f);
+		optr_drop(osk->on, osk, OPTR_STAT_DROP_STALE_ROUND, f);
 		return false;
 	}
 

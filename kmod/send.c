@@ -45,14 +45,19 @@ static u32 optr_pace_rate(struct optr_sock *osk)
  * The rate of the next batch, of which @left bytes on the wire (with the
  * later copies of a fan-out) are still to leave by @deadline: the
  * socket's, or with rate control the communicator's, but never so slow
- * that they could not.
+ * that they could not; *@hurried says whether the deadline, not the
+ * rate, set it.
  */
-static u32 optr_pace_next(struct optr_sock *osk, u64 left, ktime_t deadline)
+static u32 optr_pace_next(struct optr_sock *osk, u64 left, ktime_t deadline,
+			  bool *hurried)
 {
-	u32 mbps = optr_rate_mbps(osk, optr_pace_rate(osk));
+	u32 rate = optr_rate_mbps(osk, optr_pace_rate(osk));
+	u32 mbps = optr_rate_in_time(rate, left,
+				     ktime_to_ns(ktime_sub(deadline,
+							   ktime_get())));
 
-	return optr_rate_in_time(mbps, left,
-				 ktime_to_ns(ktime_sub(deadline, ktime_get())));
+	*hurried = mbps > rate;
+	return mbps;
 }
 
 /*
@@ -364,6 +369,7 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 	u64 packets = 0, bytes = 0;
 	u32 maxp, hroom, segs_max;
 	struct flowi4 fl4 = {};
+	bool hurried, forced = false;
 	struct rtable *rt;
 	int err = 0, xmit;
 
@@ -398,7 +404,7 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 		u64 left = f->total - f->offset + after;
 		u32 mbps = optr_pace_next(osk, left +
 					  DIV_ROUND_UP_ULL(left, maxp) * ovh,
-					  deadline);
+					  deadline, &hurried);
 		u32 nseg = min3(max(segs_max, 1U),
 				DIV_ROUND_UP(f->total - f->offset, maxp),
 				optr_pace_segs(mbps, ovh + maxp));
@@ -424,12 +430,16 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 		local_bh_enable();
 		/* Our own queue is full: we send faster than our link. */
 		if (xmit == NET_XMIT_DROP || xmit == NET_XMIT_CN)
-			optr_rate_queue_drop(osk, f->dst);
+			optr_rate_queue_drop(osk, f->dst, hurried);
+		forced |= hurried;
 		packets += nseg;
 		bytes += f->offset - start;
 	}
 	ip_rt_put(rt);
 out:
+	/* What the receiver reports of it says little of the rate. */
+	if (forced || err == -ETIMEDOUT)
+		optr_rate_tx_forced(osk, f->dst);
 	spin_lock_bh(&osk->lock);
 	optr_stat_sock(osk, OPTR_STAT_TX_PACKETS, packets);
 	optr_stat_sock(osk, OPTR_STAT_TX_BYTES, bytes);
@@ -575,8 +585,6 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 			 */
 			if (e && !err)
 				err = e;
-			if (e == -ETIMEDOUT)
-				optr_rate_tx_cut(osk, r);
 			if (e == -EFAULT || e == -EINTR)
 				break;
 		}

@@ -81,6 +81,7 @@ struct optr_sock {
 	unsigned int tx_pool_next;
 	u32 pace_mbps;
 	bool pace_set;
+	u32 rate_start_mbps;		/* OPTIREDUCE_RATE_START_MBPS; 0: none */
 	ktime_t next_tx;
 };
 

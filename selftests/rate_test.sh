@@ -7,13 +7,15 @@
 # 128 KiB queue that marks ECN-capable packets above 32 KiB. Each call of
 # 256 KiB sends a 64 KiB shard to each peer: phase 1 is an incast of three
 # senders into each port. The same calls run twice, paced at a fixed
-# 200 Mbit/s, far above the links, and with rate_control on, starting
-# from the same 200 Mbit/s:
+# 200 Mbit/s, far above the links, and with rate_control on, at most
+# 200 Mbit/s, starting where the TCP warm-up measured the path:
 #   - the rate-controlled calls lose fewer entries than the fixed ones
 #     (calls WARM..CALLS-2 of each, both counts printed, the order
 #     asserted), and what the switch and uplinks dropped is printed;
 #   - its rates fell (decreases in rank 0's netlink dump, every rate under
 #     the start), and the tracepoint saw decreases and marks;
+#   - each rank's rate started where the library's TCP warm-up measured
+#     its path (OPTIREDUCE_RATE_START_MBPS), not at the 200 Mbit/s ceiling;
 #   - once the fabric is unshaped (the congestion stops), with the calls
 #     still running, the rates rise again (the tracepoint: rates above
 #     where the congestion left them).
@@ -141,7 +143,7 @@ st_fixed=$?
 fabric_counters "$OUT/after.fixed"
 transport "$OUT/tafter.fixed"
 
-# Rate control from the same start, then the congestion stops.
+# Rate control under the same ceiling, then the congestion stops.
 echo 1 >"$PARAMS/rate_min_mbps"
 echo $START >"$PARAMS/rate_max_mbps"
 echo 5 >"$PARAMS/rate_min_mbps"
@@ -210,6 +212,25 @@ if [ $tracing = 1 ]; then
 			print v["rank"], v["peer"], v["new_mbps"] + 0,
 			      v["old_mbps"] + 0, v["ce"] + 0, after + 0
 		}' "$TRACING/trace" >"$OUT/events"
+	# Each rank's first step moved the rate from where the library's
+	# TCP warm-up measured its path (the summary's warmup_mbps, within
+	# [rate_min_mbps, rate_max_mbps]), not from the ceiling.
+	for ((r = 0; r < N; r++)); do
+		sed -n "s/.* warmup_mbps=\([0-9]*\) .*/$r \1/p" "$OUT/rate.$r"
+	done >"$OUT/warmup"
+	sed 's/^/# rank, warm-up Mbit\/s: /' "$OUT/warmup"
+	ktap_check "each rank's rate started where its warm-up measured the path" \
+		awk -v lo=5 -v hi=$START -v n=$N '
+		NR == FNR { w[$1] = $2 < lo ? lo : ($2 > hi ? hi : $2); next }
+		!($1 in first) { first[$1] = $4 }
+		END {
+			for (r in w) {
+				k++
+				if (!(r in first) || first[r] != w[r] || w[r] >= hi)
+					bad = 1
+			}
+			exit !(k == n && !bad)
+		}' "$OUT/warmup" "$OUT/events"
 	ktap_check "tracepoint: rate decreases and CE marks seen" awk '
 		$3 < $4 { dec++ } $5 > 0 { ce++ }
 		END { exit !(dec > 0 && ce > 0) }' "$OUT/events"

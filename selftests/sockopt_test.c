@@ -196,6 +196,43 @@ TEST(pace_and_read_only_options)
 	close(fd);
 }
 
+/* Where rate control starts: a u32 up to the ceiling's bound, 0 clears. */
+TEST(rate_start)
+{
+	int fd = optr_socket(), sol = optr_sol();
+	__u32 v = 25, big = 0;
+	socklen_t len = sizeof(v);
+
+	ASSERT_LE(0, fd);
+	EXPECT_ERRNO(EINVAL, setsockopt(fd, sol, OPTIREDUCE_RATE_START_MBPS,
+					&v, 2));
+	EXPECT_ERRNO(EINVAL, setsockopt(fd, sol, OPTIREDUCE_RATE_START_MBPS,
+					&big, sizeof(big) + 4));
+	v = 1000001;
+	EXPECT_ERRNO(EINVAL, setsockopt(fd, sol, OPTIREDUCE_RATE_START_MBPS,
+					&v, sizeof(v)));
+	ASSERT_EQ(0, getsockopt(fd, sol, OPTIREDUCE_RATE_START_MBPS, &v, &len));
+	EXPECT_EQ(0, v);
+	v = 25;
+	ASSERT_EQ(0, setsockopt(fd, sol, OPTIREDUCE_RATE_START_MBPS, &v,
+				sizeof(v)));
+	v = 0;
+	len = sizeof(v);
+	ASSERT_EQ(0, getsockopt(fd, sol, OPTIREDUCE_RATE_START_MBPS, &v, &len));
+	EXPECT_EQ(25, v);
+	len = 2;
+	EXPECT_ERRNO(EINVAL, getsockopt(fd, sol, OPTIREDUCE_RATE_START_MBPS,
+					&v, &len));
+	v = 0;
+	ASSERT_EQ(0, setsockopt(fd, sol, OPTIREDUCE_RATE_START_MBPS, &v,
+				sizeof(v)));
+	len = sizeof(v);
+	v = 7;
+	ASSERT_EQ(0, getsockopt(fd, sol, OPTIREDUCE_RATE_START_MBPS, &v, &len));
+	EXPECT_EQ(0, v);
+	close(fd);
+}
+
 FIXTURE(joined) {
 	int fd;
 	__u8 buf[256];

@@ -682,24 +682,28 @@ static void rate_step(struct kunit *test)
 			10U);
 }
 
-static void rate_net_late(struct kunit *test)
+static void rate_seen(struct kunit *test)
 {
-	u64 missing = 1000, late = 300;
+	struct optr_ranges r;
+	u32 missing;
 
-	/* Late bytes come out of the missing ones ... */
-	optr_rate_net_late(&missing, &late);
-	KUNIT_EXPECT_EQ(test, missing, 700ULL);
-	KUNIT_EXPECT_EQ(test, late, 0ULL);
-	/* ... as far as there are any; the rest waits for the next. */
-	missing = 100;
-	late = 250;
-	optr_rate_net_late(&missing, &late);
-	KUNIT_EXPECT_EQ(test, missing, 0ULL);
-	KUNIT_EXPECT_EQ(test, late, 150ULL);
-	missing = 400;
-	optr_rate_net_late(&missing, &late);
-	KUNIT_EXPECT_EQ(test, missing, 250ULL);
-	KUNIT_EXPECT_EQ(test, late, 0ULL);
+	/* Nothing came: no evidence. */
+	KUNIT_ASSERT_EQ(test, 0, optr_ranges_init(&r, 1, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, optr_ranges_reach(&r), 0U);
+	KUNIT_EXPECT_EQ(test, optr_rate_seen(optr_ranges_reach(&r), r.covered,
+					     &missing), 0U);
+	KUNIT_EXPECT_EQ(test, missing, 0U);
+	/* The first 600 of 1000 bytes, whole: the rest was late, not lost. */
+	KUNIT_EXPECT_EQ(test, 600L, optr_ranges_add(&r, 0, 600, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, optr_rate_seen(optr_ranges_reach(&r), r.covered,
+					     &missing), 600U);
+	KUNIT_EXPECT_EQ(test, missing, 0U);
+	/* Then 800..900: the hole 600..800 before it was dropped. */
+	KUNIT_EXPECT_EQ(test, 100L, optr_ranges_add(&r, 800, 900, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, optr_rate_seen(optr_ranges_reach(&r), r.covered,
+					     &missing), 900U);
+	KUNIT_EXPECT_EQ(test, missing, 200U);
+	optr_ranges_free(&r);
 }
 
 static void rate_start(struct kunit *test)
@@ -708,10 +712,16 @@ static void rate_start(struct kunit *test)
 		.min_mbps = 10, .max_mbps = 1000, .step_mbps = 10, .md_pct = 50,
 	};
 
-	KUNIT_EXPECT_EQ(test, optr_rate_start(0, &cfg), 1000U);
-	KUNIT_EXPECT_EQ(test, optr_rate_start(5, &cfg), 10U);
-	KUNIT_EXPECT_EQ(test, optr_rate_start(500, &cfg), 500U);
-	KUNIT_EXPECT_EQ(test, optr_rate_start(5000, &cfg), 1000U);
+	/* No measured start: the fixed rate, else the ceiling. */
+	KUNIT_EXPECT_EQ(test, optr_rate_start(0, 0, &cfg), 1000U);
+	KUNIT_EXPECT_EQ(test, optr_rate_start(0, 5, &cfg), 10U);
+	KUNIT_EXPECT_EQ(test, optr_rate_start(0, 500, &cfg), 500U);
+	KUNIT_EXPECT_EQ(test, optr_rate_start(0, 5000, &cfg), 1000U);
+	/* A measured start wins over both, within the bounds. */
+	KUNIT_EXPECT_EQ(test, optr_rate_start(30, 0, &cfg), 30U);
+	KUNIT_EXPECT_EQ(test, optr_rate_start(30, 500, &cfg), 30U);
+	KUNIT_EXPECT_EQ(test, optr_rate_start(3, 500, &cfg), 10U);
+	KUNIT_EXPECT_EQ(test, optr_rate_start(3000, 0, &cfg), 1000U);
 }
 
 static void rate_needed(struct kunit *test)
@@ -763,7 +773,7 @@ static struct kunit_case optr_rate_cases[] = {
 	KUNIT_CASE(rate_judge),
 	KUNIT_CASE(rate_aimd),
 	KUNIT_CASE(rate_step),
-	KUNIT_CASE(rate_net_late),
+	KUNIT_CASE(rate_seen),
 	KUNIT_CASE(rate_start),
 	KUNIT_CASE(rate_needed),
 	{}

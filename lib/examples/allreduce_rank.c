@@ -48,7 +48,8 @@
  * result widened to float32. The summary's bytes_sent is the library's
  * count of the payload sent to peers (stats.bytes_sent); incast and
  * incast_lowered are the stats' (the last lossy call's limit, and how
- * often dynamic incast lowered it).
+ * often dynamic incast lowered it), as is warmup_mbps (what the fastest
+ * warm-up call sent per second, where rate control starts).
  * Exit status 0 when every check held.
  */
 #include <getopt.h>
@@ -390,7 +391,7 @@ int main(int argc, char **argv)
 	       "deadline_ms=%.3f margin_pct=%llu "
 	       "sends_in_place=%llu sends_async=%llu "
 	       "inexact=%llu failed_calls=%llu max_err=%g error=%d "
-	       "bytes_sent=%llu incast=%u incast_lowered=%u ",
+	       "bytes_sent=%llu incast=%u incast_lowered=%u warmup_mbps=%llu ",
 	       (long long)rank, (long long)size,
 	       kind == OPTIREDUCE_TRANSPORT_KERNEL ? "kernel" : "tcp",
 	       (unsigned long long)st.calls, (unsigned long long)st.calls_lossy,
@@ -408,7 +409,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)sends_async, t.inexact,
 	       t.failed_calls, t.max_err, rc,
 	       (unsigned long long)st.bytes_sent, st.incast,
-	       st.incast_lowered);
+	       st.incast_lowered, (unsigned long long)st.warmup_mbps);
 	print_moved(&k0, &k1);
 	printf("ok=%d\n", !bad);
 	if (rc)

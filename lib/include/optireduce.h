@@ -249,6 +249,10 @@ struct optireduce_stats {
 	uint64_t bytes_sent;		/* sum of the results' sent_bytes */
 	uint32_t incast;		/* the last lossy call's incast */
 	uint32_t incast_lowered;	/* times dynamic incast lowered it */
+	uint64_t warmup_mbps;		/* payload per second this rank's
+					 * fastest warm-up call sent, Mbit/s:
+					 * where the kernel path's rate
+					 * control starts (0: none) */
 };
 
 enum optireduce_option {

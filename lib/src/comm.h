@@ -117,6 +117,7 @@ struct optireduce_comm {
 	struct or_active act;
 	struct or_estimator est;
 	uint64_t late_seen;		/* the lossy transport's late() so far */
+	uint64_t warmup_mbps;		/* note_warmup_rate(); 0: none yet */
 	struct or_report_slot reports[OR_REPORT_SLOTS];
 	uint64_t report_next;		/* first call not yet consumed */
 	uint64_t report_done;		/* calls that finished */

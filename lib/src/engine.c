@@ -145,6 +145,7 @@ static void publish(optireduce_comm *c, struct or_call *call, int err)
 		if (!(res->flags & OPTIREDUCE_RES_RELIABLE))
 			st->incast = res->incast;
 		st->incast_lowered = (uint32_t)c->incast.lowered;
+		st->warmup_mbps = c->warmup_mbps;
 		st->deadline_ns = c->est.last_bound_ns;
 		st->average_ns = c->est.last_avg_ns;
 		st->margin_pct = (uint64_t)(c->est.margin * 100 + 0.5);
@@ -155,6 +156,30 @@ static void publish(optireduce_comm *c, struct or_call *call, int err)
 	}
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * What the reliable path carried out of this host in the warm-up: the
+ * fastest call's payload over its time (a slower one waited on a peer, or
+ * was too small to fill the link). Once the warm-up is over the lossy
+ * transport starts its rate there (transport.h, path_rate): a rate that
+ * starts at its ceiling overruns a link slower than the host's own
+ * interface and loses most of the first lossy calls finding it.
+ */
+static void note_warmup_rate(optireduce_comm *c, const struct or_call *call,
+			     uint64_t sent, uint64_t ns)
+{
+	uint64_t warmup = c->cfg.warmup_calls, mbps;
+
+	if (!c->lossy || call->seq >= warmup || !ns)
+		return;
+	/* bytes * 8 / ns is Gbit/s */
+	mbps = (uint64_t)((double)sent * 8000.0 / (double)ns);
+	if (mbps > c->warmup_mbps)
+		c->warmup_mbps = mbps;
+	if (call->seq + 1 == warmup && c->warmup_mbps &&
+	    c->lossy->ops->path_rate)
+		c->lossy->ops->path_rate(c->lossy, c->warmup_mbps);
 }
 
 /* A transport failed: this call and every queued one fail, for good. */
@@ -383,10 +408,13 @@ static void finish(optireduce_comm *c)
 		c->late_seen = late;
 	}
 	if (n > 1) {
+		uint64_t took = now - (a->base ? a->base : a->t0);
+
+		if (a->reliable)
+			note_warmup_rate(c, call, res->sent_bytes, took);
 		/* Also after reliable calls, so stats show the bound a lossy
 		 * call of this size would get. */
-		or_est_sample(&c->est, call->count * a->wsz,
-			      now - (a->base ? a->base : a->t0), a->reliable);
+		or_est_sample(&c->est, call->count * a->wsz, took, a->reliable);
 		or_est_bound(&c->est, call->count * a->wsz);
 		or_est_average(&c->est, call->count * a->wsz);
 	}

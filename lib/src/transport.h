@@ -184,6 +184,16 @@ struct or_transport_ops {
 	 * not affected. 0 or -errno. NULL: no deadlines (reliable).
 	 */
 	int (*retime)(struct or_transport *t, uint64_t tag, int64_t deadline_ns);
+	/*
+	 * Lossy transports that pace their sends: what the reliable path
+	 * carried out of this host, Mbit/s (payload only; the fastest
+	 * warm-up call's), given once when the warm-up is over, before the
+	 * first lossy send. A transport whose rate adapts starts there
+	 * instead of at its ceiling; it stays a start, never a limit.
+	 * 0 or -errno (then the transport keeps its own start; the engine
+	 * goes on). NULL: nothing to start.
+	 */
+	int (*path_rate)(struct or_transport *t, uint64_t mbps);
 };
 
 struct or_transport {

@@ -346,6 +346,23 @@ static uint64_t kt_late(struct or_transport *t)
 			  st.rx_packets);
 }
 
+/*
+ * Rate control starts the socket's rate where the reliable path measured
+ * the host's path (OPTIREDUCE_RATE_START_MBPS). A module older than the
+ * option (ENOPROTOOPT) starts at its ceiling, as before.
+ */
+static int kt_path_rate(struct or_transport *t, uint64_t mbps)
+{
+	struct kt *kt = (struct kt *)t;
+	uint32_t v = mbps > OPTIREDUCE_MAX_MBPS ? OPTIREDUCE_MAX_MBPS :
+						  (uint32_t)mbps;
+
+	if (setsockopt(kt->fd, kt->sol, OPTIREDUCE_RATE_START_MBPS, &v,
+		       sizeof(v)))
+		return -errno;
+	return 0;
+}
+
 static const struct or_transport_ops kt_ops = {
 	.name = "kernel",
 	.post_recv = kt_post_recv,
@@ -354,6 +371,7 @@ static const struct or_transport_ops kt_ops = {
 	.destroy = kt_destroy,
 	.late = kt_late,
 	.retime = kt_retime,
+	.path_rate = kt_path_rate,
 };
 
 /* Tests: bytes of receives posted after their round ended (late_post). */

@@ -360,6 +360,18 @@ static uint64_t sim_late(struct or_transport *t)
 	return v;
 }
 
+static int sim_path_rate(struct or_transport *t, uint64_t mbps)
+{
+	struct sim_ep *e = (struct sim_ep *)t;
+	struct or_sim_fabric *f = e->f;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->loss.path_rate)
+		f->loss.path_rate(f->loss.arg, t->rank, mbps, t->bytes_sent);
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
 static const struct or_transport_ops sim_ops = {
 	.name = "sim",
 	.post_recv = sim_post_recv,
@@ -368,6 +380,7 @@ static const struct or_transport_ops sim_ops = {
 	.destroy = sim_destroy,
 	.late = sim_late,
 	.retime = sim_retime,
+	.path_rate = sim_path_rate,
 };
 
 int or_sim_transport_create(struct or_sim_fabric *f, int rank,

@@ -31,6 +31,9 @@ struct or_sim_loss {
 	/* Sees every receive rank posts, with the deadline and early-timeout
 	 * hint the engine gave it. NULL: none. */
 	void (*posted)(void *arg, int rank, const struct or_recv *rx);
+	/* Sees the engine's path_rate() on rank's lossy endpoint, with the
+	 * bytes that endpoint had sent before it. NULL: none. */
+	void (*path_rate)(void *arg, int rank, uint64_t mbps, uint64_t sent);
 	void *arg;
 };
 

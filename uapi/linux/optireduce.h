@@ -52,6 +52,17 @@
  *   OPTIREDUCE_PACE_MBPS     set/get __u32: send rate of this socket, Mbit/s;
  *                                   0 = unpaced. Until set, the module
  *                                   parameter pace_mbps applies.
+ *   OPTIREDUCE_RATE_START_MBPS set/get __u32: where rate control (module
+ *                                   parameter rate_control) starts this
+ *                                   socket's sending rate, Mbit/s, until
+ *                                   its first step moves it: what the
+ *                                   caller measured its path to carry
+ *                                   (liboptireduce: its fastest reliable
+ *                                   warm-up call). 0 = none: the socket's
+ *                                   pace, else rate_max_mbps. Clamped to
+ *                                   [rate_min_mbps, rate_max_mbps] when
+ *                                   used. Added in ABI 5 (ENOPROTOOPT
+ *                                   from a module before it).
  *   OPTIREDUCE_STATS         get    struct optireduce_stats of this socket.
  *   OPTIREDUCE_ESTIMATE      get    struct optireduce_estimate.
  *
@@ -124,6 +135,8 @@
 #define OPTIREDUCE_MAX_RANKS		1024
 /* Largest message: offsets and lengths on the wire are 32-bit. */
 #define OPTIREDUCE_MAX_MSG		0x7fffffffU
+/* Largest rate OPTIREDUCE_PACE_MBPS and OPTIREDUCE_RATE_START_MBPS take. */
+#define OPTIREDUCE_MAX_MBPS		1000000U
 /* Destination "every peer" of struct optireduce_send. */
 #define OPTIREDUCE_DST_ALL		0xffffffffU
 
@@ -134,6 +147,7 @@ enum {
 	OPTIREDUCE_PACE_MBPS,
 	OPTIREDUCE_STATS,
 	OPTIREDUCE_ESTIMATE,
+	OPTIREDUCE_RATE_START_MBPS,
 };
 
 /* Control message types, level "sol". */

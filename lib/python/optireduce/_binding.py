@@ -107,7 +107,8 @@ class CStats(ctypes.Structure):
         "deadline_ns", "average_ns", "margin_pct", "late_bytes",
         "ready_wait_ns", "ready_missed", "catch_up_calls",
         "calls_direct", "bytes_sent")] + [
-            ("incast", ctypes.c_uint32), ("incast_lowered", ctypes.c_uint32)]
+            ("incast", ctypes.c_uint32), ("incast_lowered", ctypes.c_uint32),
+            ("warmup_mbps", ctypes.c_uint64)]
 
 
 _RESULT_FIELDS = ("seq", "count", "expected", "lost", "compensated",
