@@ -36,6 +36,7 @@
 
 #include "comm.h"
 #include "params.h"
+#include "ranges.h"
 #include "rate.h"
 #include "round.h"
 #include "sock.h"
@@ -199,8 +200,9 @@ u32 optr_rate_needed(u64 bytes, s64 ns)
 }
 
 /*
- * What a message tells of its sender's path: @reach bytes of it, up to
- * the furthest that came, *@missing of them (@got came) dropped. Fragments
+ * What a message tells of its sender's path, from what came of it (@got):
+ * the bytes up to the furthest that came (returned), *@missing of them
+ * dropped. Fragments
  * leave in order and queues keep it, so a byte missing before the furthest
  * one was dropped on the way; the bytes after it had not come yet when
  * the message ended, a sender behind the deadline or cut at its timeout,
@@ -209,9 +211,11 @@ u32 optr_rate_needed(u64 bytes, s64 ns)
  * a paced sender's does not end at once. Returns the bytes it judges: 0,
  * no evidence, when nothing came.
  */
-u32 optr_rate_seen(u32 reach, u32 got, u32 *missing)
+u32 optr_rate_seen(const struct optr_ranges *got, u32 *missing)
 {
-	*missing = reach - min(got, reach);
+	u32 reach = optr_ranges_reach(got);
+
+	*missing = reach - min(got->covered, reach);
 	return reach;
 }
 
@@ -472,11 +476,12 @@ void optr_rate_rx(struct optr_sock *osk, const struct optr_frag *f, bool ce)
 
 /*
  * A message from @src ended (completed, expired or ended early, not
- * cancelled) with @got of its bytes, the furthest ending at @reach:
- * publish a new report to @src, covering everything since the last report
- * that went out; none for a message of which nothing came.
+ * cancelled) with @got of it: publish a new report to @src, covering
+ * everything since the last report that went out; none for a message of
+ * which nothing came.
  */
-void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 reach, u32 got)
+void optr_rate_msg_end(struct optr_sock *osk, u32 src,
+		       const struct optr_ranges *got)
 {
 	struct optr_comm *comm = osk->comm;
 	struct optr_rate_report rep;
@@ -486,7 +491,7 @@ void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 reach, u32 got)
 	lockdep_assert_held(&osk->lock);
 	if (!optr_rate_enabled() || src >= comm->nranks)
 		return;
-	judged = optr_rate_seen(reach, got, &missing);
+	judged = optr_rate_seen(got, &missing);
 	if (!judged)
 		return;
 	p = &comm->rate->peer[src];

@@ -21,6 +21,7 @@
 #include <linux/types.h>
 
 struct optr_frag;
+struct optr_ranges;
 struct optr_sock;
 struct sk_buff;
 
@@ -143,7 +144,7 @@ u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 u32 optr_rate_start(u32 start_mbps, u32 fixed_mbps,
 		    const struct optr_rate_cfg *cfg);
 u32 optr_rate_needed(u64 bytes, s64 ns);
-u32 optr_rate_seen(u32 reach, u32 got, u32 *missing);
+u32 optr_rate_seen(const struct optr_ranges *got, u32 *missing);
 
 bool optr_rate_enabled(void);
 void optr_rate_cfg_get(struct optr_rate_cfg *cfg);
@@ -162,7 +163,8 @@ u8 optr_rate_tos(void);
 
 /* Receive path and round ends (osk->lock). */
 void optr_rate_rx(struct optr_sock *osk, const struct optr_frag *f, bool ce);
-void optr_rate_msg_end(struct optr_sock *osk, u32 src, u32 reach, u32 got);
+void optr_rate_msg_end(struct optr_sock *osk, u32 src,
+		       const struct optr_ranges *got);
 
 /* Netlink: a joined socket's rate (OPTIREDUCE_A_SOCK_RATE_*) and per-rank
  * state (OPTIREDUCE_A_SOCK_PEERS).

@@ -77,8 +77,7 @@ static void optr_post_end(struct optr_sock *osk, struct optr_post *p,
 		r->moved_on--;
 	p->round = NULL;
 	if (status != OPTIREDUCE_CANCELLED)
-		optr_rate_msg_end(osk, p->src, optr_ranges_reach(&p->got),
-				  p->got.covered);
+		optr_rate_msg_end(osk, p->src, &p->got);
 	if (p->got.covered < p->len) {
 		optr_stat_sock(osk, OPTR_STAT_BYTES_LOST,
 			       p->len - p->got.covered);

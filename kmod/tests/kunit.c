@@ -690,18 +690,15 @@ static void rate_seen(struct kunit *test)
 	/* Nothing came: no evidence. */
 	KUNIT_ASSERT_EQ(test, 0, optr_ranges_init(&r, 1, GFP_KERNEL));
 	KUNIT_EXPECT_EQ(test, optr_ranges_reach(&r), 0U);
-	KUNIT_EXPECT_EQ(test, optr_rate_seen(optr_ranges_reach(&r), r.covered,
-					     &missing), 0U);
+	KUNIT_EXPECT_EQ(test, optr_rate_seen(&r, &missing), 0U);
 	KUNIT_EXPECT_EQ(test, missing, 0U);
 	/* The first 600 of 1000 bytes, whole: the rest was late, not lost. */
 	KUNIT_EXPECT_EQ(test, 600L, optr_ranges_add(&r, 0, 600, GFP_KERNEL));
-	KUNIT_EXPECT_EQ(test, optr_rate_seen(optr_ranges_reach(&r), r.covered,
-					     &missing), 600U);
+	KUNIT_EXPECT_EQ(test, optr_rate_seen(&r, &missing), 600U);
 	KUNIT_EXPECT_EQ(test, missing, 0U);
 	/* Then 800..900: the hole 600..800 before it was dropped. */
 	KUNIT_EXPECT_EQ(test, 100L, optr_ranges_add(&r, 800, 900, GFP_KERNEL));
-	KUNIT_EXPECT_EQ(test, optr_rate_seen(optr_ranges_reach(&r), r.covered,
-					     &missing), 900U);
+	KUNIT_EXPECT_EQ(test, optr_rate_seen(&r, &missing), 900U);
 	KUNIT_EXPECT_EQ(test, missing, 200U);
 	optr_ranges_free(&r);
 }

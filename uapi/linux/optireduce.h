@@ -61,8 +61,9 @@
  *                                   warm-up call). 0 = none: the socket's
  *                                   pace, else rate_max_mbps. Clamped to
  *                                   [rate_min_mbps, rate_max_mbps] when
- *                                   used. Added in ABI 5 (ENOPROTOOPT
- *                                   from a module before it).
+ *                                   used. Added within ABI 5: a module
+ *                                   without it (also reporting ABI 5)
+ *                                   answers ENOPROTOOPT.
  *   OPTIREDUCE_STATS         get    struct optireduce_stats of this socket.
  *   OPTIREDUCE_ESTIMATE      get    struct optireduce_estimate.
  *
