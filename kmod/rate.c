@@ -19,7 +19,7 @@
  * (its send lock), so every destination shares its host's link, and a call
  * ends with its slowest peer anyway; one rate learns from every peer's
  * reports at once. Incast at a receiver's port is the library's incast
- * limit's and the staggered order of a fan-out's (send.c). The rate only
+ * limit's and the interleaved copies of a fan-out's (send.c). The rate only
  * spaces datagrams: a send still ends at its timeout and a round at its
  * deadline.
  *

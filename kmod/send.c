@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The send path: cut a message into fragments that fit the route's MTU and
- * send each as one UDP datagram, to one rank, to every peer one copy each,
- * or once to the communicator's multicast group. Nothing is retransmitted.
+ * send each as one UDP datagram, to one rank, to every peer one copy each
+ * (interleaved batch by batch), or once to the communicator's multicast
+ * group. Nothing is retransmitted.
  * Optional pacing spaces fragments to a rate; a send gives up at its
  * deadline and counts what it did not send instead of blocking longer.
  */
@@ -43,7 +44,7 @@ static u32 optr_pace_rate(struct optr_sock *osk)
 
 /*
  * The rate of the next batch, of which @left bytes on the wire (with the
- * later copies of a fan-out) are still to leave by @deadline: the
+ * other copies of a fan-out) are still to leave by @deadline: the
  * socket's, or with rate control the communicator's, but never so slow
  * that they could not; *@hurried says whether the deadline, not the
  * rate, set it.
@@ -352,101 +353,244 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 	return skb;
 }
 
-/* Send the whole message in @iter to one IPv4 destination; with @key
- * (authenticated datagrams) each fragment carries its tag; @after bytes
- * of the same send go to others after it.
+/*
+ * One destination of a send: its route, and its copy of the message's
+ * fragment state (offset, dst, feedback word). A fan-out keeps one per
+ * peer for as long as it sends.
  */
-static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
-			struct optr_frag *f, struct iov_iter *iter,
-			const u8 *key, ktime_t deadline, u64 after)
+struct optr_tx_path {
+	struct optr_frag f;
+	struct rtable *rt;
+	__be32 saddr;
+	__be32 daddr;
+	u32 maxp;	/* payload bytes per fragment */
+	u32 ovh;	/* bytes on the wire per fragment besides them */
+	u32 hroom;
+	u32 segs_max;	/* fragments per batch */
+	u64 packets;
+	u64 bytes;
+	u8 ttl;
+	bool forced;	/* some batch left faster than the rate */
+};
+
+/*
+ * Route the copy of @f to @daddr and size its fragments. On an error the
+ * path has no route and the whole copy counts as dropped when it closes.
+ */
+static int optr_path_open(struct optr_sock *osk, struct optr_tx_path *p,
+			  const struct optr_frag *f, __be32 daddr, int oif,
+			  u8 ttl, const u8 *key)
 {
 	const u32 framing = sizeof(struct optr_wire_hdr) +
 			    (key ? OPTR_WIRE_TAG_LEN : 0);
-	const u32 ovh = sizeof(struct iphdr) + sizeof(struct udphdr) + framing;
-	struct optr_net *on = osk->on;
-	struct sock *usk = on->udp->sk;
+	struct sock *usk = osk->on->udp->sk;
 	__be16 port = htons(optr_port);
-	u64 packets = 0, bytes = 0;
-	u32 maxp, hroom, segs_max;
 	struct flowi4 fl4 = {};
-	bool hurried, forced = false;
 	struct rtable *rt;
-	int err = 0, xmit;
 
-	f->offset = 0;
-	f->feedback = optr_rate_tx_begin(osk, f->dst);
+	*p = (struct optr_tx_path){
+		.f = *f,
+		.daddr = daddr,
+		.maxp = 1400,
+		.ovh = sizeof(struct iphdr) + sizeof(struct udphdr) + framing,
+	};
+	p->f.offset = 0;
+	p->f.feedback = optr_rate_tx_begin(osk, f->dst);
 	fl4.daddr = daddr;
 	fl4.flowi4_oif = oif;
 	fl4.flowi4_proto = IPPROTO_UDP;
 	fl4.fl4_sport = port;
 	fl4.fl4_dport = port;
 	rt = ip_route_output_key(sock_net(usk), &fl4);
-	if (IS_ERR(rt)) {
-		err = PTR_ERR(rt);
-		maxp = 1400;
-		goto out;
-	}
-	if (dst_mtu(&rt->dst) <= ovh + 64) {
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
+	if (dst_mtu(&rt->dst) <= p->ovh + 64) {
 		ip_rt_put(rt);
 		return -EMSGSIZE;
 	}
-	maxp = min_t(u32, dst_mtu(&rt->dst) - ovh, OPTR_UDP_MAX_DATA - framing);
-	hroom = LL_RESERVED_SPACE(rt->dst.dev) + rt->dst.header_len +
-		sizeof(struct iphdr) + sizeof(struct udphdr);
-	if (!ttl)
-		ttl = ip4_dst_hoplimit(&rt->dst);
+	p->rt = rt;
+	p->saddr = fl4.saddr;
+	p->maxp = min_t(u32, dst_mtu(&rt->dst) - p->ovh,
+			OPTR_UDP_MAX_DATA - framing);
+	p->hroom = LL_RESERVED_SPACE(rt->dst.dev) + rt->dst.header_len +
+		   sizeof(struct iphdr) + sizeof(struct udphdr);
+	p->ttl = ttl ? ttl : ip4_dst_hoplimit(&rt->dst);
 	/* A batch must fit one IP datagram's length field. */
-	segs_max = min3(optr_tunable_get(&optr_tx_segs), (u32)UDP_MAX_SEGMENTS,
-			(u32)((65535 - sizeof(struct iphdr) - sizeof(struct udphdr)) /
-			      (framing + maxp)));
+	p->segs_max = min3(optr_tunable_get(&optr_tx_segs),
+			   (u32)UDP_MAX_SEGMENTS,
+			   (u32)((65535 - sizeof(struct iphdr) -
+				  sizeof(struct udphdr)) / (framing + p->maxp)));
+	return 0;
+}
 
-	while (f->offset < f->total) {
-		u64 left = f->total - f->offset + after;
-		u32 mbps = optr_pace_next(osk, left +
-					  DIV_ROUND_UP_ULL(left, maxp) * ovh,
-					  deadline, &hurried);
-		u32 nseg = min3(max(segs_max, 1U),
-				DIV_ROUND_UP(f->total - f->offset, maxp),
-				optr_pace_segs(mbps, ovh + maxp));
-		u32 start = f->offset;
-		struct sk_buff *skb;
+/* Bytes of @p's copy still to leave. */
+static u32 optr_path_left(const struct optr_tx_path *p)
+{
+	return p->f.total - p->f.offset;
+}
 
-		err = optr_pace(osk, mbps, nseg * ovh +
-				min_t(u32, nseg * maxp, f->total - start),
-				deadline);
-		if (err)
-			break;
-		skb = optr_build(osk, f, &nseg, maxp, hroom, iter, key,
-				 deadline, &err);
-		if (!skb)
-			break;
-		/* Each skb takes its own reference on the route. The IP
-		 * output path expects softirqs off of a sender that is not
-		 * a socket's sendmsg, as a device's ndo_start_xmit has them.
-		 */
-		dst_hold(&rt->dst);
-		local_bh_disable();
-		xmit = optr_udp_xmit(on, rt, skb, fl4.saddr, daddr, ttl);
-		local_bh_enable();
-		/* Our own queue is full: we send faster than our link. */
-		if (xmit == NET_XMIT_DROP || xmit == NET_XMIT_CN)
-			optr_rate_queue_drop(osk, f->dst, hurried);
-		forced |= hurried;
-		packets += nseg;
-		bytes += f->offset - start;
-	}
-	ip_rt_put(rt);
-out:
+/*
+ * The next batch of @p's copy, from @iter positioned at its offset; with
+ * @key each fragment carries its tag. @left payload bytes of the send
+ * (this copy's and the others') are still to leave by @deadline.
+ */
+static int optr_path_batch(struct optr_sock *osk, struct optr_tx_path *p,
+			   struct iov_iter *iter, const u8 *key,
+			   ktime_t deadline, u64 left)
+{
+	u32 mbps, nseg, start = p->f.offset;
+	struct sk_buff *skb;
+	bool hurried;
+	int err, xmit;
+
+	mbps = optr_pace_next(osk, left + DIV_ROUND_UP_ULL(left, p->maxp) *
+				   p->ovh, deadline, &hurried);
+	nseg = min3(max(p->segs_max, 1U),
+		    DIV_ROUND_UP(optr_path_left(p), p->maxp),
+		    optr_pace_segs(mbps, p->ovh + p->maxp));
+	err = optr_pace(osk, mbps, nseg * p->ovh +
+			min_t(u32, nseg * p->maxp, optr_path_left(p)),
+			deadline);
+	if (err)
+		return err;
+	skb = optr_build(osk, &p->f, &nseg, p->maxp, p->hroom, iter, key,
+			 deadline, &err);
+	if (!skb)
+		return err;
+	/* Each skb takes its own reference on the route. The IP output
+	 * path expects softirqs off of a sender that is not a socket's
+	 * sendmsg, as a device's ndo_start_xmit has them.
+	 */
+	dst_hold(&p->rt->dst);
+	local_bh_disable();
+	xmit = optr_udp_xmit(osk->on, p->rt, skb, p->saddr, p->daddr, p->ttl);
+	local_bh_enable();
+	/* Our own queue is full: we send faster than our link. */
+	if (xmit == NET_XMIT_DROP || xmit == NET_XMIT_CN)
+		optr_rate_queue_drop(osk, p->f.dst, hurried);
+	p->forced |= hurried;
+	p->packets += nseg;
+	p->bytes += p->f.offset - start;
+	return 0;
+}
+
+/* @p is done with, @err how its copy ended: count what left and what not. */
+static void optr_path_close(struct optr_sock *osk, struct optr_tx_path *p,
+			    int err)
+{
+	if (p->rt)
+		ip_rt_put(p->rt);
 	/* What the receiver reports of it says little of the rate. */
-	if (forced || err == -ETIMEDOUT)
-		optr_rate_tx_forced(osk, f->dst);
+	if (p->forced || err == -ETIMEDOUT)
+		optr_rate_tx_forced(osk, p->f.dst);
 	spin_lock_bh(&osk->lock);
-	optr_stat_sock(osk, OPTR_STAT_TX_PACKETS, packets);
-	optr_stat_sock(osk, OPTR_STAT_TX_BYTES, bytes);
-	if (f->offset < f->total)
+	optr_stat_sock(osk, OPTR_STAT_TX_PACKETS, p->packets);
+	optr_stat_sock(osk, OPTR_STAT_TX_BYTES, p->bytes);
+	if (optr_path_left(p))
 		optr_stat_sock(osk, OPTR_STAT_TX_DROPPED,
-			       DIV_ROUND_UP(f->total - f->offset, maxp));
+			       DIV_ROUND_UP(optr_path_left(p), p->maxp));
 	spin_unlock_bh(&osk->lock);
+}
+
+/* Send the whole message in @iter to one IPv4 destination (a rank, or the
+ * multicast group); with @key each fragment carries its tag.
+ */
+static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
+			const struct optr_frag *f, struct iov_iter *iter,
+			const u8 *key, ktime_t deadline)
+{
+	struct optr_tx_path p;
+	int err;
+
+	err = optr_path_open(osk, &p, f, daddr, oif, ttl, key);
+	if (err == -EMSGSIZE)
+		return err;
+	while (!err && optr_path_left(&p))
+		err = optr_path_batch(osk, &p, iter, key, deadline,
+				      optr_path_left(&p));
+	optr_path_close(osk, &p, err);
+	return err;
+}
+
+/*
+ * One copy of the message in @iter to every peer, interleaved batch by
+ * batch round the ring from the ranks after ours: each peer receives
+ * from this sender at the nth part of its rate, all of them at once, so
+ * the owners of a phase fanning out together load every receiver's port
+ * alike, however far apart they started. Whole copies one after the
+ * other would send each peer everything at full rate in turn, and owners
+ * out of step would meet at one receiver's port (found in the congested
+ * fabric: the receivers' ports, not the uplinks, dropped most).
+ */
+static int optr_send_fanout(struct optr_sock *osk, struct optr_comm *comm,
+			    struct optr_frag *f, struct iov_iter *iter,
+			    const u8 *key, ktime_t deadline)
+{
+	u32 n = comm->nranks - 1, i, active = 0;
+	struct optr_tx_path *paths;
+	u64 left = 0;
+	int stop = 0;	/* the error that ends every copy */
+	int err = 0, *ended;
+
+	paths = kvmalloc_array(n, sizeof(*paths) + sizeof(*ended), GFP_KERNEL);
+	if (!paths)
+		return -ENOMEM;
+	/* How each copy ended: 1 still sending, else 0 or its error. */
+	ended = (int *)(paths + n);
+	for (i = 0; i < n; i++) {
+		struct optr_tx_path *p = &paths[i];
+		int e;
+
+		f->dst = (comm->rank + 1 + i) % comm->nranks;
+		e = optr_path_open(osk, p, f, comm->addr[f->dst], 0, 0, key);
+		ended[i] = e ? e : 1;
+		if (e && !err)
+			err = e;
+		if (e == -EMSGSIZE)
+			continue;
+		if (e) {
+			optr_path_close(osk, p, e);
+			continue;
+		}
+		active++;
+		left += optr_path_left(p);
+	}
+	while (active && !stop) {
+		for (i = 0; i < n && !stop; i++) {
+			struct optr_tx_path *p = &paths[i];
+			struct iov_iter it;
+			u32 before;
+			int e;
+
+			if (ended[i] != 1)
+				continue;
+			/* Every copy starts from the same bytes. */
+			it = *iter;
+			iov_iter_advance(&it, p->f.offset);
+			before = optr_path_left(p);
+			e = optr_path_batch(osk, p, &it, key, deadline, left);
+			left -= before - optr_path_left(p);
+			if (!e && optr_path_left(p))
+				continue;
+			ended[i] = e;
+			left -= optr_path_left(p);
+			active--;
+			optr_path_close(osk, p, e);
+			if (e && !err)
+				err = e;
+			/*
+			 * A peer we cannot reach does not stop the others. A
+			 * fault or a signal does, and so does the deadline,
+			 * which the rate shared by all copies reached.
+			 */
+			if (e == -EFAULT || e == -EINTR || e == -ETIMEDOUT)
+				stop = e;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (ended[i] == 1)
+			optr_path_close(osk, &paths[i], stop);
+	kvfree(paths);
 	return err;
 }
 
@@ -516,7 +660,6 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 	ktime_t deadline;
 	u32 timeout_us;
 	int err = 0;
-	u32 i, r;
 
 	if (!comm)
 		return -ENOTCONN;
@@ -556,38 +699,14 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 		f.flags |= OPTR_WIRE_MCAST;
 		err = optr_send_to(osk, comm->group, comm->group_ifindex,
 				   comm->ttl, &f, &msg->msg_iter, key,
-				   deadline, 0);
+				   deadline);
+	} else if (req->dst == OPTIREDUCE_DST_ALL) {
+		err = optr_send_fanout(osk, comm, &f, &msg->msg_iter, key,
+				       deadline);
 	} else {
-		/*
-		 * A fan-out goes to the ranks after ours first, in ring
-		 * order: owners fanning out at once then each send to a
-		 * different rank at a time, not all to rank 0 first (an
-		 * incast at every step).
-		 */
-		for (i = 1; i < comm->nranks; i++) {
-			/* Copies to the peers after this one. */
-			u32 later = comm->nranks - 1 - i;
-			int e;
-
-			r = (comm->rank + i) % comm->nranks;
-			if (req->dst != OPTIREDUCE_DST_ALL && r != req->dst)
-				continue;
-			f.dst = r;
-			e = optr_send_to(osk, comm->addr[r], 0, 0, &f,
-					 &msg->msg_iter, key, deadline,
-					 req->dst == OPTIREDUCE_DST_ALL ?
-					 (u64)later * len : 0);
-			/* The next peer gets the same bytes from the start. */
-			iov_iter_revert(&msg->msg_iter,
-					len - iov_iter_count(&msg->msg_iter));
-			/* A peer we cannot reach or time for does not stop
-			 * the others; a fault or a signal does.
-			 */
-			if (e && !err)
-				err = e;
-			if (e == -EFAULT || e == -EINTR)
-				break;
-		}
+		f.dst = req->dst;
+		err = optr_send_to(osk, comm->addr[req->dst], 0, 0, &f,
+				   &msg->msg_iter, key, deadline);
 	}
 	optr_tx_unlock(osk);
 	return err ? err : len;
