@@ -355,11 +355,13 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 
 /*
  * One destination of a send: its route, and its copy of the message's
- * fragment state (offset, dst, feedback word). A fan-out keeps one per
- * peer for as long as it sends.
+ * fragment state (offset, dst, feedback word) and of the iterator over
+ * its bytes. A fan-out keeps one per peer for as long as it sends; it is
+ * sending while it holds its route.
  */
 struct optr_tx_path {
 	struct optr_frag f;
+	struct iov_iter iter;
 	struct rtable *rt;
 	__be32 saddr;
 	__be32 daddr;
@@ -374,11 +376,13 @@ struct optr_tx_path {
 };
 
 /*
- * Route the copy of @f to @daddr and size its fragments. On an error the
- * path has no route and the whole copy counts as dropped when it closes.
+ * Route the copy of @f (the bytes under @iter) to @daddr and size its
+ * fragments. On an error the path has no route and the whole copy counts
+ * as dropped when it closes.
  */
 static int optr_path_open(struct optr_sock *osk, struct optr_tx_path *p,
-			  const struct optr_frag *f, __be32 daddr, int oif,
+			  const struct optr_frag *f,
+			  const struct iov_iter *iter, __be32 daddr, int oif,
 			  u8 ttl, const u8 *key)
 {
 	const u32 framing = sizeof(struct optr_wire_hdr) +
@@ -390,6 +394,7 @@ static int optr_path_open(struct optr_sock *osk, struct optr_tx_path *p,
 
 	*p = (struct optr_tx_path){
 		.f = *f,
+		.iter = *iter,
 		.daddr = daddr,
 		.maxp = 1400,
 		.ovh = sizeof(struct iphdr) + sizeof(struct udphdr) + framing,
@@ -430,13 +435,12 @@ static u32 optr_path_left(const struct optr_tx_path *p)
 }
 
 /*
- * The next batch of @p's copy, from @iter positioned at its offset; with
- * @key each fragment carries its tag. @left payload bytes of the send
- * (this copy's and the others') are still to leave by @deadline.
+ * The next batch of @p's copy; with @key each fragment carries its tag.
+ * @left payload bytes of the send (this copy's and the others') are still
+ * to leave by @deadline.
  */
 static int optr_path_batch(struct optr_sock *osk, struct optr_tx_path *p,
-			   struct iov_iter *iter, const u8 *key,
-			   ktime_t deadline, u64 left)
+			   const u8 *key, ktime_t deadline, u64 left)
 {
 	u32 mbps, nseg, start = p->f.offset;
 	struct sk_buff *skb;
@@ -453,7 +457,7 @@ static int optr_path_batch(struct optr_sock *osk, struct optr_tx_path *p,
 			deadline);
 	if (err)
 		return err;
-	skb = optr_build(osk, &p->f, &nseg, p->maxp, p->hroom, iter, key,
+	skb = optr_build(osk, &p->f, &nseg, p->maxp, p->hroom, &p->iter, key,
 			 deadline, &err);
 	if (!skb)
 		return err;
@@ -480,6 +484,7 @@ static void optr_path_close(struct optr_sock *osk, struct optr_tx_path *p,
 {
 	if (p->rt)
 		ip_rt_put(p->rt);
+	p->rt = NULL;
 	/* What the receiver reports of it says little of the rate. */
 	if (p->forced || err == -ETIMEDOUT)
 		optr_rate_tx_forced(osk, p->f.dst);
@@ -502,11 +507,11 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 	struct optr_tx_path p;
 	int err;
 
-	err = optr_path_open(osk, &p, f, daddr, oif, ttl, key);
+	err = optr_path_open(osk, &p, f, iter, daddr, oif, ttl, key);
 	if (err == -EMSGSIZE)
 		return err;
 	while (!err && optr_path_left(&p))
-		err = optr_path_batch(osk, &p, iter, key, deadline,
+		err = optr_path_batch(osk, &p, key, deadline,
 				      optr_path_left(&p));
 	optr_path_close(osk, &p, err);
 	return err;
@@ -523,27 +528,26 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
  * fabric: the receivers' ports, not the uplinks, dropped most).
  */
 static int optr_send_fanout(struct optr_sock *osk, struct optr_comm *comm,
-			    struct optr_frag *f, struct iov_iter *iter,
+			    struct optr_frag *f, const struct iov_iter *iter,
 			    const u8 *key, ktime_t deadline)
 {
 	u32 n = comm->nranks - 1, i, active = 0;
 	struct optr_tx_path *paths;
 	u64 left = 0;
 	int stop = 0;	/* the error that ends every copy */
-	int err = 0, *ended;
+	int err = 0;
 
-	paths = kvmalloc_array(n, sizeof(*paths) + sizeof(*ended), GFP_KERNEL);
+	paths = kvmalloc_array(n, sizeof(*paths), GFP_KERNEL);
 	if (!paths)
 		return -ENOMEM;
-	/* How each copy ended: 1 still sending, else 0 or its error. */
-	ended = (int *)(paths + n);
 	for (i = 0; i < n; i++) {
 		struct optr_tx_path *p = &paths[i];
 		int e;
 
+		/* Every copy starts from the same bytes. */
 		f->dst = (comm->rank + 1 + i) % comm->nranks;
-		e = optr_path_open(osk, p, f, comm->addr[f->dst], 0, 0, key);
-		ended[i] = e ? e : 1;
+		e = optr_path_open(osk, p, f, iter, comm->addr[f->dst], 0, 0,
+				   key);
 		if (e && !err)
 			err = e;
 		if (e == -EMSGSIZE)
@@ -558,21 +562,15 @@ static int optr_send_fanout(struct optr_sock *osk, struct optr_comm *comm,
 	while (active && !stop) {
 		for (i = 0; i < n && !stop; i++) {
 			struct optr_tx_path *p = &paths[i];
-			struct iov_iter it;
-			u32 before;
+			u32 before = optr_path_left(p);
 			int e;
 
-			if (ended[i] != 1)
-				continue;
-			/* Every copy starts from the same bytes. */
-			it = *iter;
-			iov_iter_advance(&it, p->f.offset);
-			before = optr_path_left(p);
-			e = optr_path_batch(osk, p, &it, key, deadline, left);
+			if (!p->rt)
+				continue;	/* this copy ended */
+			e = optr_path_batch(osk, p, key, deadline, left);
 			left -= before - optr_path_left(p);
 			if (!e && optr_path_left(p))
 				continue;
-			ended[i] = e;
 			left -= optr_path_left(p);
 			active--;
 			optr_path_close(osk, p, e);
@@ -588,7 +586,7 @@ static int optr_send_fanout(struct optr_sock *osk, struct optr_comm *comm,
 		}
 	}
 	for (i = 0; i < n; i++)
-		if (ended[i] == 1)
+		if (paths[i].rt)
 			optr_path_close(osk, &paths[i], stop);
 	kvfree(paths);
 	return err;
