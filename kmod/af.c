@@ -91,6 +91,7 @@ static int optr_setsockopt(struct socket *sock, int level, int optname,
 
 	switch (optname) {
 	case OPTIREDUCE_ABI_VERSION:
+	case OPTIREDUCE_SEND_FLAGS:
 	case OPTIREDUCE_STATS:
 	case OPTIREDUCE_ESTIMATE:
 		/* Read-only. */
@@ -142,6 +143,10 @@ static int optr_getsockopt(struct socket *sock, int level, int optname,
 	switch (optname) {
 	case OPTIREDUCE_ABI_VERSION:
 		u.v = OPTIREDUCE_ABI;
+		size = sizeof(u.v);
+		break;
+	case OPTIREDUCE_SEND_FLAGS:
+		u.v = OPTR_SEND_FLAGS;
 		size = sizeof(u.v);
 		break;
 	case OPTIREDUCE_PACE_MBPS:

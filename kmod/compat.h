@@ -32,6 +32,16 @@
 #define optr_blake2s_state blake2s_state
 #endif
 
+/* The iovecs of an ITER_IOVEC iterator: 6.4 renamed the field. */
+static inline const struct iovec *optr_iter_iovecs(const struct iov_iter *it)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 4, 0)
+	return it->iov;
+#else
+	return iter_iov(it);
+#endif
+}
+
 /*
  * The user address of a single-segment iterator, or 0 if @it is not one
  * (several iovecs, or kernel memory).
@@ -40,14 +50,10 @@ static inline unsigned long optr_iter_single_uaddr(const struct iov_iter *it)
 {
 	if (iter_is_ubuf(it))
 		return (unsigned long)it->ubuf + it->iov_offset;
-	/* 6.1 imports a single iovec as ITER_IOVEC; 6.4 renamed the field. */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 4, 0)
+	/* 6.1 imports a single iovec as ITER_IOVEC. */
 	if (iter_is_iovec(it) && it->nr_segs == 1)
-		return (unsigned long)it->iov->iov_base + it->iov_offset;
-#else
-	if (iter_is_iovec(it) && it->nr_segs == 1)
-		return (unsigned long)iter_iov(it)->iov_base + it->iov_offset;
-#endif
+		return (unsigned long)optr_iter_iovecs(it)->iov_base +
+		       it->iov_offset;
 	return 0;
 }
 

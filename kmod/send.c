@@ -518,7 +518,8 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
 }
 
 /*
- * One copy of the message in @iter to every peer, interleaved batch by
+ * One copy of the message in @iter to every peer, or with @parts (a
+ * scatter send) its own part of it to each, interleaved batch by
  * batch round the ring from the ranks after ours: each peer receives
  * from this sender at the nth part of its rate, all of them at once, so
  * the owners of a phase fanning out together load every receiver's port
@@ -529,7 +530,8 @@ static int optr_send_to(struct optr_sock *osk, __be32 daddr, int oif, u8 ttl,
  */
 static int optr_send_fanout(struct optr_sock *osk, struct optr_comm *comm,
 			    struct optr_frag *f, const struct iov_iter *iter,
-			    const u8 *key, ktime_t deadline)
+			    const struct iovec *parts, const u8 *key,
+			    ktime_t deadline)
 {
 	u32 n = comm->nranks - 1, i, active = 0;
 	struct optr_tx_path *paths;
@@ -542,12 +544,22 @@ static int optr_send_fanout(struct optr_sock *osk, struct optr_comm *comm,
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		struct optr_tx_path *p = &paths[i];
+		struct iov_iter part;
 		int e;
 
-		/* Every copy starts from the same bytes. */
 		f->dst = (comm->rank + 1 + i) % comm->nranks;
-		e = optr_path_open(osk, p, f, iter, comm->addr[f->dst], 0, 0,
-				   key);
+		if (parts) {
+			/* Its own part, or nothing for this peer. */
+			p->rt = NULL;
+			f->total = parts[f->dst].iov_len;
+			if (!f->total)
+				continue;
+			iov_iter_ubuf(&part, ITER_SOURCE,
+				      parts[f->dst].iov_base, f->total);
+		}
+		/* Else every copy starts from the same bytes. */
+		e = optr_path_open(osk, p, f, parts ? &part : iter,
+				   comm->addr[f->dst], 0, 0, key);
 		if (e && !err)
 			err = e;
 		if (e == -EMSGSIZE)
@@ -648,11 +660,32 @@ void optr_tx_unlock(struct optr_sock *osk)
 	rcu_read_unlock();
 }
 
+/*
+ * A scatter send's parts, one iovec per rank (OPTIREDUCE_SEND_SCATTER),
+ * or an ERR_PTR: the message must come as exactly @nranks iovecs.
+ */
+static const struct iovec *optr_send_parts(const struct msghdr *msg,
+					   u32 nranks)
+{
+	const struct iov_iter *it = &msg->msg_iter;
+	const struct iovec *parts;
+	u32 r;
+
+	if (!iter_is_iovec(it) || it->nr_segs != nranks || it->iov_offset)
+		return ERR_PTR(-EINVAL);
+	parts = optr_iter_iovecs(it);
+	for (r = 0; r < nranks; r++)
+		if (parts[r].iov_len > OPTIREDUCE_MAX_MSG)
+			return ERR_PTR(-EMSGSIZE);
+	return parts;
+}
+
 int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 	      struct msghdr *msg)
 {
 	struct optr_comm *comm = optr_sock_comm(osk);
 	size_t len = msg_data_left(msg);
+	const struct iovec *parts = NULL;
 	const u8 *key = NULL;
 	struct optr_frag f = {};
 	ktime_t deadline;
@@ -661,13 +694,20 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 
 	if (!comm)
 		return -ENOTCONN;
-	if (req->flags || req->reserved || !len ||
+	if ((req->flags & ~OPTR_SEND_FLAGS) || req->reserved || !len ||
 	    req->timeout_us > OPTR_DEADLINE_LIMIT_US ||
 	    (req->dst != OPTIREDUCE_DST_ALL &&
-	     (req->dst >= comm->nranks || req->dst == comm->rank)))
+	     (req->dst >= comm->nranks || req->dst == comm->rank)) ||
+	    ((req->flags & OPTIREDUCE_SEND_SCATTER) &&
+	     req->dst != OPTIREDUCE_DST_ALL))
 		return -EINVAL;
-	if (len > OPTIREDUCE_MAX_MSG)
+	if (req->flags & OPTIREDUCE_SEND_SCATTER) {
+		parts = optr_send_parts(msg, comm->nranks);
+		if (IS_ERR(parts))
+			return PTR_ERR(parts);
+	} else if (len > OPTIREDUCE_MAX_MSG) {
 		return -EMSGSIZE;
+	}
 
 	timeout_us = req->timeout_us;
 	if (!timeout_us) {
@@ -691,7 +731,7 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 	err = optr_tx_lock(osk, msg->msg_flags & MSG_DONTWAIT);
 	if (err)
 		return err;
-	if (req->dst == OPTIREDUCE_DST_ALL &&
+	if (req->dst == OPTIREDUCE_DST_ALL && !parts &&
 	    (comm->flags & OPTIREDUCE_JOIN_MCAST)) {
 		f.dst = OPTR_WIRE_DST_ALL;
 		f.flags |= OPTR_WIRE_MCAST;
@@ -699,8 +739,8 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 				   comm->ttl, &f, &msg->msg_iter, key,
 				   deadline);
 	} else if (req->dst == OPTIREDUCE_DST_ALL) {
-		err = optr_send_fanout(osk, comm, &f, &msg->msg_iter, key,
-				       deadline);
+		err = optr_send_fanout(osk, comm, &f, &msg->msg_iter, parts,
+				       key, deadline);
 	} else {
 		f.dst = req->dst;
 		err = optr_send_to(osk, comm->addr[req->dst], 0, 0, &f,

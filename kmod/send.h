@@ -7,6 +7,9 @@
 
 struct optr_sock;
 
+/* The optireduce_send.flags this module takes. */
+#define OPTR_SEND_FLAGS		OPTIREDUCE_SEND_SCATTER
+
 int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 	      struct msghdr *msg);
 int optr_tx_lock(struct optr_sock *osk, bool nonblock);

@@ -226,6 +226,22 @@ check_sends() {
 	fi
 }
 
+# check_scatter NAME N: phase 1 of every ungated lossy call left as one
+# scatter send, its shards interleaved (the first lossy call is gated and
+# may send to its peers one by one, as their ready signals come).
+check_scatter() {
+	if awk -v n="$2" "$KV"'
+		/^rank=/ { kv(); k++
+			   s = v["sends_scatter"] + 0; l = v["lossy"] + 0
+			   printf "# rank %s: %d scatter sends, %d lossy calls\n", v["rank"], s, l
+			   if (s < l - 1 || s > l || !l) bad = 1 }
+		END { exit bad || k != n }' "$OUT/$1".[0-9]; then
+		ktap_ok "$1: phase 1 scattered in one send a call"
+	else
+		ktap_fail "$1: phase 1 scattered in one send a call"
+	fi
+}
+
 # check_agreed NAME N: after more lossy calls of one size than the loss
 # reports lag (8), every rank uses the t_B the ranks agreed on: the final
 # bound over the rank's own margin is the same on all ranks.
@@ -415,6 +431,7 @@ case_no_loss "n=4 async hadamard=off" 4 OPTIREDUCE_HADAMARD=off -- --calls 24 --
 [ "$SKIPPED" = 1 ] || check_agreed "n=4 async hadamard=off" 4
 # 16 KiB shards: every send (48 KiB to all peers at most) in place.
 [ "$SKIPPED" = 1 ] || check_sends "n=4 async hadamard=off" 4 in_place only
+[ "$SKIPPED" = 1 ] || check_scatter "n=4 async hadamard=off" 4
 case_no_loss "n=8 sync hadamard=off" 8 OPTIREDUCE_HADAMARD=off -- --calls 10
 case_no_loss "n=8 async hadamard=on" 8 OPTIREDUCE_HADAMARD=on -- --calls 10 --inflight 4
 
@@ -453,10 +470,11 @@ for n in 4 8; do
 	fi
 done
 # 32 KiB shards: phase 2 to all peers is 96 KiB copied by fan-out, which
-# a worker sends, but 32 KiB copied once for the group, sent in place.
+# a worker sends, but 32 KiB copied once for the group, sent in place
+# (phase 1's scatter send, 96 KiB, goes to a worker either way).
 name="n=4 multicast, 32 KiB shards"
 case_no_loss "$name" 4 OPTIREDUCE_MCAST_GROUP=$GROUP -- --calls 10 --count 32768
-[ "$SKIPPED" = 1 ] || check_sends "$name" 4 in_place only
+[ "$SKIPPED" = 1 ] || check_sends "$name" 4 in_place
 
 # --- direct calls: one round, every rank's buffer to all ------------------
 # 4096 entries (16 KiB; 48 KiB from three peers, within the default

@@ -6,7 +6,8 @@
  * fragments (as over a LAN) rather than as 64 KiB datagrams. Covers
  * sizes around the fragment, batch and page-fragment boundaries from
  * user buffers at odd alignments, fan-out to every peer from one buffer,
- * and the contract that a buffer may be rewritten and unmapped as soon
+ * scatter sends (one part per rank), and the contract that a buffer may
+ * be rewritten and unmapped as soon
  * as the send returns without changing what the peers receive; and that a
  * send that must not wait gives way to one in progress (EAGAIN, POLLOUT).
  * Each case runs plain and with authenticated datagrams.
@@ -489,19 +490,41 @@ TEST_F_TIMEOUT(lo1500, dontwait_send_behind_a_long_one, HEAVY_S)
 #define ORDER_MS	(ORDER_LEN * 8 / ORDER_MBPS / 1000)
 #define ORDER_AHEAD	(16 << 10)	/* what rank 2 may lead by */
 
-TEST_F_TIMEOUT(lo1500, fan_out_interleaved, HEAVY_S)
+/* A scatter send of the three ranks' @parts, one iovec each. */
+static ssize_t optr_scatter(int fd, __u32 round, __u32 msg, __u32 timeout_us,
+			    const struct iovec *parts)
+{
+	struct optireduce_send s = {
+		.round = round, .msg = msg, .dst = OPTIREDUCE_DST_ALL,
+		.flags = OPTIREDUCE_SEND_SCATTER, .timeout_us = timeout_us,
+	};
+
+	return optr_ctlv(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s), parts, 3);
+}
+
+/*
+ * Rank 1 sends ranks 2 and 0 ORDER_LEN bytes each at ORDER_MBPS, cut at its
+ * timeout: a fan-out of one buffer, or with @scatter a scatter send of a
+ * part each. Both got some of theirs, rank 2 at most ORDER_AHEAD ahead.
+ */
+static void interleaved_case(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(lo1500) *self, bool scatter)
 {
 	__u32 round = self->round++, v = ORDER_MBPS;
-	__u8 *src = malloc(ORDER_LEN), *got[3] = {};
+	__u8 *src = malloc(3 * ORDER_LEN), *got[3] = {};
 	__u32 received[3] = {};
+	struct iovec parts[3];
 	struct optr_compl c;
 	ssize_t sent;
 	int r;
 
 	ASSERT_NE(NULL, src);
-	fill(src, ORDER_LEN, 5);
 	ASSERT_EQ(0, setsockopt(self->fd[1], optr_sol(), OPTIREDUCE_PACE_MBPS,
 				&v, sizeof(v)));
+	for (r = 0; r < 3; r++) {
+		parts[r] = (struct iovec){ src + r * ORDER_LEN, ORDER_LEN };
+		fill(parts[r].iov_base, ORDER_LEN, 20 + r);
+	}
 	for (r = 0; r < 3; r += 2) {
 		got[r] = malloc(ORDER_LEN);
 		ASSERT_NE(NULL, got[r]);
@@ -510,13 +533,19 @@ TEST_F_TIMEOUT(lo1500, fan_out_interleaved, HEAVY_S)
 					      ORDER_MS * 4000, ORDER_MS * 4000,
 					      r, got[r], ORDER_LEN));
 	}
-	sent = optr_send(self->fd[1], round, 7, OPTIREDUCE_DST_ALL,
-			 ORDER_MS * 1500, src, ORDER_LEN);
+	if (scatter)
+		sent = optr_scatter(self->fd[1], round, 7, ORDER_MS * 1500,
+				    parts);
+	else
+		sent = optr_send(self->fd[1], round, 7, OPTIREDUCE_DST_ALL,
+				 ORDER_MS * 1500, src, ORDER_LEN);
 	EXPECT_EQ(-1, sent);
 	EXPECT_EQ(ETIMEDOUT, errno);
 	for (r = 0; r < 3; r += 2) {
 		ASSERT_EQ(0, optr_recv_one(self->fd[r], &c, LONG_US / 1000));
 		received[r] = c.h.received;
+		/* What came is the rank's own part (a fan-out: part 0). */
+		EXPECT_EQ(-1, check(got[r], received[r], scatter ? 20 + r : 20));
 		free(got[r]);
 	}
 	TH_LOG("rank 2 got %u bytes, rank 0 %u of %d", received[2],
@@ -526,6 +555,113 @@ TEST_F_TIMEOUT(lo1500, fan_out_interleaved, HEAVY_S)
 	EXPECT_GE(received[2], received[0]);
 	EXPECT_LE(received[2], received[0] + ORDER_AHEAD);
 	free(src);
+}
+
+TEST_F_TIMEOUT(lo1500, fan_out_interleaved, HEAVY_S)
+{
+	interleaved_case(_metadata, self, false);
+}
+
+
+/*
+ * A scatter send: rank 1's three iovecs are one part per rank; rank 0 and
+ * rank 2 each receive their own part, byte-exact, as the same message,
+ * from odd alignments and of lengths around the fragment, and rank 1's
+ * own part goes nowhere (tx counts only the two parts' fragments). An
+ * empty part sends nothing to its rank: its post is still pending.
+ */
+TEST_F_TIMEOUT(lo1500, scatter_one_part_per_rank, HEAVY_S)
+{
+	static const size_t lens[][2] = {
+		{ 1, 100003 }, { FRAG, FRAG + 1 }, { 64 * FRAG + 3, 7 },
+	};
+	__u8 *src = malloc(3 * 200000), *got[3] = {};
+	struct optireduce_stats st0, st1;
+	struct optr_compl c;
+	unsigned int i;
+	int r;
+
+	ASSERT_NE(NULL, src);
+	for (r = 0; r < 3; r += 2) {
+		got[r] = malloc(200000);
+		ASSERT_NE(NULL, got[r]);
+	}
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		__u32 round = self->round++;
+		struct iovec parts[3] = {
+			{ src + 1, lens[i][0] },
+			{ src + 200000, 5000 },	/* our own: ignored */
+			{ src + 400037, lens[i][1] },
+		};
+		__u64 frags = 0;
+
+		for (r = 0; r < 3; r += 2) {
+			fill(parts[r].iov_base, parts[r].iov_len, 10 * i + r);
+			memset(got[r], 0xaa, parts[r].iov_len);
+			/* From rank 1, the whole deadline to come. */
+			ASSERT_EQ(0, optr_post_hinted(self->fd[r], round, 7, 1,
+						      0, LONG_US, LONG_US, r,
+						      got[r],
+						      parts[r].iov_len));
+			frags += DIV_UP(parts[r].iov_len, frag_of(variant));
+		}
+		ASSERT_EQ(0, optr_stats(self->fd[1], &st0));
+		ASSERT_EQ((ssize_t)(lens[i][0] + 5000 + lens[i][1]),
+			  optr_scatter(self->fd[1], round, 7, LONG_US, parts));
+		ASSERT_EQ(0, optr_stats(self->fd[1], &st1));
+		EXPECT_EQ(frags, st1.tx_packets - st0.tx_packets);
+		for (r = 0; r < 3; r += 2) {
+			ASSERT_EQ(0, optr_recv_one(self->fd[r], &c,
+						   LONG_US / 1000));
+			EXPECT_EQ(OPTIREDUCE_COMPLETE, c.h.status);
+			EXPECT_EQ(parts[r].iov_len, c.h.received);
+			EXPECT_EQ(-1, check(got[r], parts[r].iov_len,
+					    10 * i + r)) {
+				TH_LOG("rank %d, part of %zu bytes: first bad byte at %ld",
+				       r, parts[r].iov_len,
+				       check(got[r], parts[r].iov_len,
+					     10 * i + r));
+			}
+		}
+	}
+
+	/* Nothing for rank 0: only rank 2 gets a message. */
+	{
+		__u32 round = self->round++;
+		struct iovec parts[3] = {
+			{ src, 0 }, { src, 0 }, { src + 400037, 3000 },
+		};
+
+		fill(parts[2].iov_base, 3000, 99);
+		for (r = 0; r < 3; r += 2)
+			ASSERT_EQ(0, optr_post_hinted(self->fd[r], round, 7, 1,
+						      0, LONG_US, LONG_US, r,
+						      got[r], 3000));
+		ASSERT_EQ(3000, optr_scatter(self->fd[1], round, 7, LONG_US,
+					     parts));
+		ASSERT_EQ(0, optr_recv_one(self->fd[2], &c, LONG_US / 1000));
+		EXPECT_EQ(3000, c.h.received);
+		EXPECT_EQ(-1, check(got[2], 3000, 99));
+		EXPECT_NE(0, optr_recv_one(self->fd[0], &c, 200));
+		ASSERT_EQ(0, optr_cancel(self->fd[0], round));
+		ASSERT_EQ(0, optr_recv_one(self->fd[0], &c, LONG_US / 1000));
+		EXPECT_EQ(0, c.h.received);
+	}
+	for (r = 0; r < 3; r += 2)
+		free(got[r]);
+	free(src);
+}
+
+/*
+ * A scatter send's parts leave interleaved as a fan-out's copies do: paced
+ * so that one part alone would take ORDER_MS, cut at 1.5 times that, both
+ * peers got part of theirs, rank 2 (next round the ring) at most
+ * ORDER_AHEAD more than rank 0. Parts sent one after the other would have
+ * left rank 2 all of its part and rank 0 half.
+ */
+TEST_F_TIMEOUT(lo1500, scatter_interleaved, HEAVY_S)
+{
+	interleaved_case(_metadata, self, true);
 }
 
 /*

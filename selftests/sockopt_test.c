@@ -196,6 +196,24 @@ TEST(pace_and_read_only_options)
 	close(fd);
 }
 
+/* The send flags the module takes: read-only, a u32. */
+TEST(send_flags)
+{
+	int fd = optr_socket(), sol = optr_sol();
+	__u32 v = 0;
+	socklen_t len = sizeof(v);
+
+	ASSERT_EQ(0, getsockopt(fd, sol, OPTIREDUCE_SEND_FLAGS, &v, &len));
+	EXPECT_EQ(sizeof(v), len);
+	EXPECT_EQ(OPTIREDUCE_SEND_SCATTER, v);
+	len = 2;
+	EXPECT_ERRNO(EINVAL, getsockopt(fd, sol, OPTIREDUCE_SEND_FLAGS, &v,
+					&len));
+	EXPECT_ERRNO(EINVAL, setsockopt(fd, sol, OPTIREDUCE_SEND_FLAGS, &v,
+					sizeof(v)));
+	close(fd);
+}
+
 /* Where rate control starts: a u32 up to the ceiling's bound, 0 clears. */
 TEST(rate_start)
 {
@@ -333,6 +351,47 @@ TEST_F(joined, send_validation)
 	s.dst = OPTIREDUCE_DST_ALL;
 	EXPECT_EQ(10, optr_ctl(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s),
 			       self->buf, 10));
+	s.flags = 2;		/* no such flag */
+	EXPECT_ERRNO(EINVAL, optr_ctl(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s),
+				      self->buf, 10));
+}
+
+/* A scatter send: to every peer, exactly one iovec per rank (3 here). */
+TEST_F(joined, scatter_validation)
+{
+	struct optireduce_send s = {
+		.round = 1, .dst = 1, .flags = OPTIREDUCE_SEND_SCATTER,
+	};
+	struct iovec parts[4] = {
+		{ self->buf, 10 }, { self->buf + 10, 20 },
+		{ self->buf + 30, 30 }, { self->buf + 60, 40 },
+	};
+	struct iovec none[3] = {
+		{ self->buf, 0 }, { self->buf, 0 }, { self->buf, 0 },
+	};
+	int fd = self->fd;
+
+	/* To one rank. */
+	EXPECT_ERRNO(EINVAL, optr_ctlv(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s),
+				       parts, 3));
+	s.dst = OPTIREDUCE_DST_ALL;
+	/* Too few, too many, one buffer. */
+	EXPECT_ERRNO(EINVAL, optr_ctlv(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s),
+				       parts, 2));
+	EXPECT_ERRNO(EINVAL, optr_ctlv(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s),
+				       parts, 4));
+	EXPECT_ERRNO(EINVAL, optr_ctl(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s),
+				      self->buf, 10));
+	/* Nothing at all; an unreadable part. */
+	EXPECT_ERRNO(EINVAL, optr_ctlv(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s),
+				       none, 3));
+	parts[2].iov_base = (void *)16;
+	EXPECT_ERRNO(EFAULT, optr_ctlv(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s),
+				       parts, 3));
+	parts[2].iov_base = self->buf + 30;
+	/* Our own part (rank 0's) counts in the length, sent or not. */
+	EXPECT_EQ(60, optr_ctlv(fd, OPTIREDUCE_CMSG_SEND, &s, sizeof(s),
+				parts, 3));
 }
 
 TEST_F(joined, post_validation)

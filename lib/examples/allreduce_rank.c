@@ -340,7 +340,7 @@ int main(int argc, char **argv)
 	int64_t rank = -1, size = 0, kind = 0;
 	struct kcounters k0, k1;
 	unsigned long long late;
-	uint64_t sends_in_place, sends_async;
+	uint64_t sends_in_place, sends_async, sends_scatter;
 	long steady = -1;
 	optireduce_comm *c;
 	struct opts o;
@@ -376,7 +376,8 @@ int main(int argc, char **argv)
 	steady = steady < 0 ? -1 : allocs - steady;
 	optireduce_comm_stats(c, &st);
 	late = or_kernel_late_bytes(c->lossy);
-	or_kernel_sends(c->lossy, &sends_in_place, &sends_async);
+	or_kernel_sends(c->lossy, &sends_in_place, &sends_async,
+			&sends_scatter);
 	/* After destroy: a receive still pending would have been counted. */
 	optireduce_comm_destroy(c);
 	kernel_counters(&k1);
@@ -389,7 +390,7 @@ int main(int argc, char **argv)
 	       "steady_allocs=%ld ready_wait_ms=%.1f ready_missed=%llu "
 	       "catch_up_calls=%llu whole_lost=%llu some_lost=%llu direct=%llu "
 	       "deadline_ms=%.3f margin_pct=%llu "
-	       "sends_in_place=%llu sends_async=%llu "
+	       "sends_in_place=%llu sends_async=%llu sends_scatter=%llu "
 	       "inexact=%llu failed_calls=%llu max_err=%g error=%d "
 	       "bytes_sent=%llu incast=%u incast_lowered=%u warmup_mbps=%llu ",
 	       (long long)rank, (long long)size,
@@ -406,7 +407,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.calls_direct,
 	       st.deadline_ns / 1e6, (unsigned long long)st.margin_pct,
 	       (unsigned long long)sends_in_place,
-	       (unsigned long long)sends_async, t.inexact,
+	       (unsigned long long)sends_async,
+	       (unsigned long long)sends_scatter, t.inexact,
 	       t.failed_calls, t.max_err, rc,
 	       (unsigned long long)st.bytes_sent, st.incast,
 	       st.incast_lowered, (unsigned long long)st.warmup_mbps);

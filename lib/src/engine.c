@@ -64,6 +64,8 @@ int or_engine_alloc(optireduce_comm *c)
 	a->p2_recv = calloc(n, 1);
 	a->ready = calloc(n, 1);
 	a->p1_issued = calloc(n, 1);
+	a->p1_batch = calloc(n, sizeof(uint32_t));
+	a->p1_parts = calloc(n, sizeof(struct or_part));
 	a->heard = calloc(n, 1);
 	c->silent = calloc(n, 1);
 	c->ready_sink = calloc(n, sizeof(uint64_t));
@@ -79,7 +81,7 @@ int or_engine_alloc(optireduce_comm *c)
 					 sizeof(struct or_report));
 	c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!a->p1_recv || !a->p1_send || !a->p2_recv || !a->ready ||
-	    !a->p1_issued || !a->heard || !c->silent || !c->ready_sink ||
+	    !a->p1_issued || !a->p1_batch || !a->p1_parts || !a->heard || !c->silent || !c->ready_sink ||
 	    !c->t_b || !a->p1_nmiss || !a->p2_nmiss || !a->p1_miss ||
 	    !a->p2_miss || !c->contrib || !c->events || c->wake_fd < 0)
 		return -ENOMEM;
@@ -98,6 +100,8 @@ void or_engine_free(optireduce_comm *c)
 	free(a->p2_recv);
 	free(a->ready);
 	free(a->p1_issued);
+	free(a->p1_batch);
+	free(a->p1_parts);
 	free(a->heard);
 	free(c->silent);
 	free(c->ready_sink);
@@ -650,10 +654,67 @@ static const void *send_ptr(struct or_active *a, int j)
 	return shard_ptr(a, j);
 }
 
+/*
+ * Phase 1 to the @np peers in @go: one scatter send (OR_TCAP_SCATTER),
+ * whose parts leave interleaved batch by batch, so that each peer gets its
+ * shard at the np-th part of this rank's rate, all at once, as TCP's
+ * all-to-all does. One message after the other would send each peer its
+ * shard at the full rate in turn, and ranks out of step would meet at one
+ * receiver's port. Else one send per peer.
+ */
+static int send_p1(optireduce_comm *c, const unsigned int *go,
+		   unsigned int np)
+{
+	struct or_active *a = &c->act;
+	uint64_t tag = or_tag(a->c->seq, OR_PHASE_SCATTER);
+	int rc;
+
+	if (np > 1 && (a->t->caps & OR_TCAP_SCATTER)) {
+		struct or_send tx = {
+			.dst = OR_DST_ALL,
+			.flags = OR_SEND_SCATTER,
+			.tag = tag,
+			.parts = a->p1_parts,
+			.user_data = ud(UD_P1_SCATTER, go[0], a->c->seq),
+		};
+
+		memset(a->p1_parts, 0, c->size * sizeof(*a->p1_parts));
+		for (unsigned int i = 0; i < np; i++)
+			a->p1_parts[go[i]] = (struct or_part){
+				send_ptr(a, go[i]), shard_len(a, go[i]) * a->wsz,
+			};
+		rc = a->t->ops->send(a->t, &tx);
+		if (rc)
+			return rc;
+		for (unsigned int i = 0; i < np; i++) {
+			a->p1_issued[go[i]] = 1;
+			a->p1_batch[go[i]] = go[0];
+		}
+		return 0;
+	}
+	for (unsigned int i = 0; i < np; i++) {
+		unsigned int j = go[i];
+		struct or_send tx = {
+			.dst = j,
+			.tag = tag,
+			.buf = send_ptr(a, j),
+			.len = shard_len(a, j) * a->wsz,
+			.user_data = ud(UD_P1_SEND, j, a->c->seq),
+		};
+
+		rc = a->t->ops->send(a->t, &tx);
+		if (rc)
+			return rc;
+		a->p1_issued[j] = 1;
+	}
+	return 0;
+}
+
 static int issue_p1(optireduce_comm *c, unsigned int k)
 {
 	struct or_active *a = &c->act;
 	unsigned int peers[OPTIREDUCE_MAX_RANKS], np;
+	unsigned int go[OPTIREDUCE_MAX_RANKS], ngo = 0;
 	int64_t now = a->gated ? or_now_ns() : 0;
 	int expired = a->gated && now >= a->t0 + OR_READY_WAIT_NS;
 	unsigned int held = 0;
@@ -662,13 +723,6 @@ static int issue_p1(optireduce_comm *c, unsigned int k)
 	np = or_sched_p1_peers(&a->s, c->rank, k, 0, peers);
 	for (unsigned int i = 0; i < np; i++) {
 		int j = peers[i];
-		struct or_send tx = {
-			.dst = j,
-			.tag = or_tag(a->c->seq, OR_PHASE_SCATTER),
-			.buf = send_ptr(a, j),
-			.len = shard_len(a, j) * a->wsz,
-			.user_data = ud(UD_P1_SEND, j, a->c->seq),
-		};
 
 		if (a->p1_issued[j])
 			continue;	/* sent, or an empty shard */
@@ -678,13 +732,12 @@ static int issue_p1(optireduce_comm *c, unsigned int k)
 		}
 		if (!a->ready[j])
 			c->stats_ready_missed++;
-		if (a->direct)
-			continue;	/* one send to all, below */
-		rc = a->t->ops->send(a->t, &tx);
-		if (rc)
-			return rc;
-		a->p1_issued[j] = 1;
+		if (!a->direct)	/* else one send to all, below */
+			go[ngo++] = j;
 	}
+	rc = send_p1(c, go, ngo);
+	if (rc)
+		return rc;
 	if (a->direct && !held && np && !a->p1_issued[peers[0]]) {
 		struct or_send tx = {
 			.dst = OR_DST_ALL,
@@ -1055,6 +1108,7 @@ static void reset_progress(optireduce_comm *c)
 		a->p1_recv[j] = j == me || !a->len;
 		a->p1_send[j] = empty;
 		a->p1_issued[j] = empty;
+		a->p1_batch[j] = UINT32_MAX;
 		a->p2_recv[j] = empty || a->direct;
 		a->ready[j] = j == me || !a->gated;
 		/* Nothing to hear from it: never silent. */
@@ -1179,6 +1233,12 @@ static void on_cqe(optireduce_comm *c, const struct or_cqe *e)
 		a->p1_send[peer] = 1;
 		if (a->direct)	/* the one send to all */
 			memset(a->p1_send, 1, c->size);
+		break;
+	case UD_P1_SCATTER:
+		for (int j = 0; j < c->size; j++)
+			if (j != c->rank && a->p1_issued[j] &&
+			    a->p1_batch[j] == (uint32_t)peer)
+				a->p1_send[j] = 1;
 		break;
 	case UD_P2_RECV:
 		a->p2_recv[peer] = 1;

@@ -116,6 +116,11 @@ struct or_active {
 	unsigned int waiting;
 	int64_t wait_since;
 	uint8_t *ready, *p1_issued;
+	/* Where the transport scatters (OR_TCAP_SCATTER), the peers a round
+	 * may send to go in one send: p1_batch[j] names the one that carried
+	 * shard j (its first peer), p1_parts is its scratch. */
+	uint32_t *p1_batch;
+	struct or_part *p1_parts;
 	uint32_t *p1_nmiss, *p2_nmiss;
 	struct or_range *p1_miss, *p2_miss;	/* [size][OR_MAX_MISSING] */
 	struct or_comp_stats p1st, p2st;

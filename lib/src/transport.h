@@ -110,12 +110,25 @@ struct or_recv {
 	uint64_t user_data;		/* returned in the completion */
 };
 
+/* One rank's part of a scatter send. */
+struct or_part {
+	const void *buf;
+	uint64_t len;			/* 0: nothing for that rank */
+};
+
+/* or_send.flags */
+/* To OR_DST_ALL, parts[] (one per rank, the sender's own ignored) instead
+ * of buf: each rank receives its own part as the message (only with
+ * OR_TCAP_SCATTER). */
+#define OR_SEND_SCATTER		(1u << 0)
+
 struct or_send {
 	int dst;			/* rank, or OR_DST_ALL */
-	uint32_t flags;			/* none defined yet */
+	uint32_t flags;			/* OR_SEND_* */
 	uint64_t tag;
 	const void *buf;
 	uint64_t len;
+	const struct or_part *parts;	/* OR_SEND_SCATTER */
 	uint64_t user_data;
 };
 
@@ -152,6 +165,8 @@ struct or_cqe {
 #define OR_TCAP_SEND_ALL	(1u << 1)	/* OR_DST_ALL is one native send
 						   (multicast), not a fan-out */
 #define OR_TCAP_ADAPTIVE	(1u << 2)	/* implements OR_RECV_ADAPTIVE */
+#define OR_TCAP_SCATTER		(1u << 3)	/* OR_SEND_SCATTER: one send, its
+						   parts interleaved on the wire */
 
 struct or_transport;
 
@@ -257,8 +272,9 @@ int or_kernel_create(const struct or_kernel_params *p,
 /* Tests: receive bytes the kernel never saw (posted after their round
  * ended: the loss of those is the library's count, not the kernel's). */
 uint64_t or_kernel_late_bytes(const struct or_transport *t);
-/* Tests: sends the io_uring engine issued in place and through io-wq. */
+/* Tests: sends the io_uring engine issued in place and through io-wq, and
+ * of all sends those that scattered (OR_SEND_SCATTER). */
 void or_kernel_sends(const struct or_transport *t, uint64_t *in_place,
-		     uint64_t *async);
+		     uint64_t *async, uint64_t *scatter);
 
 #endif /* OR_TRANSPORT_H */

@@ -206,27 +206,75 @@ static int kt_post_recv(struct or_transport *t, const struct or_recv *rx)
 	return 0;
 }
 
+/*
+ * A scatter send's iovecs, one per rank, into op: the kernel reads them
+ * when the send is issued, which may be after this returns. The largest
+ * part to another rank goes to *max and what all of them carry to
+ * op->len.
+ */
+static int scatter_parts(struct kt *kt, struct kt_op *op,
+			 const struct or_part *parts, uint64_t *max)
+{
+	uint32_t n = kt->t.size;
+
+	if (op->parts_cap < n) {
+		struct iovec *v = realloc(op->parts, n * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		op->parts = v;
+		op->parts_cap = n;
+	}
+	*max = 0;
+	op->len = 0;
+	for (uint32_t r = 0; r < n; r++) {
+		uint64_t len = r == (uint32_t)kt->t.rank ? 0 : parts[r].len;
+
+		op->parts[r] = (struct iovec){ (void *)parts[r].buf, len };
+		op->len += len;
+		if (len > *max)
+			*max = len;
+	}
+	op->msg.msg_iov = op->parts;
+	op->msg.msg_iovlen = n;
+	return 0;
+}
+
 static int kt_send(struct or_transport *t, const struct or_send *tx)
 {
 	struct kt *kt = to_kt(t);
+	int scatter = !!(tx->flags & OR_SEND_SCATTER);
+	uint64_t len = tx->len;
 	struct optireduce_send *s;
 	struct kt_round *r;
 	struct kt_op *op;
 	uint32_t round, msg;
 	int rc;
 
-	rc = op_check(kt, tx->dst, 1, tx->len, tx->tag, &round, &msg);
-	if (rc)
-		return rc;
+	if ((tx->flags & ~OR_SEND_SCATTER) ||
+	    (scatter && (!(t->caps & OR_TCAP_SCATTER) ||
+			 tx->dst != OR_DST_ALL || !tx->parts)))
+		return -EINVAL;
 	op = kt_op_get(kt, KT_SEND, 1, tx->user_data);
 	if (!op)
 		return -ENOMEM;
 	s = kt_op_prep(kt, op, OPTIREDUCE_CMSG_SEND, sizeof(*s), tx->buf, tx->len);
+	op->len = tx->dst == OR_DST_ALL && !(t->caps & OR_TCAP_SEND_ALL) ?
+		  tx->len * (t->size - 1) : tx->len;
+	rc = scatter ? scatter_parts(kt, op, tx->parts, &len) : 0;
+	if (!rc)
+		rc = op_check(kt, tx->dst, 1, len, tx->tag, &round, &msg);
+	if (rc) {
+		kt_op_put(kt, op);
+		return rc;
+	}
 	*s = (struct optireduce_send){
 		.round = round,
 		.msg = msg,
 		.dst = tx->dst == OR_DST_ALL ? OPTIREDUCE_DST_ALL : (uint32_t)tx->dst,
+		.flags = scatter ? OPTIREDUCE_SEND_SCATTER : 0,
 	};
+	kt->sends_scatter += scatter;
 	/*
 	 * A send only waits when the links are full; data that leaves after
 	 * the receivers' deadline is wasted, and ours for the same round is
@@ -318,8 +366,10 @@ static void kt_destroy(struct or_transport *t)
 		kt->eng->destroy(kt);
 	if (kt->fd >= 0)
 		close(kt->fd);
-	for (uint32_t i = 0; i < kt->nops; i++)
+	for (uint32_t i = 0; i < kt->nops; i++) {
+		free(kt->tab[i]->parts);
 		free(kt->tab[i]);
+	}
 	free(kt->tab);
 	free(kt->cq);
 	free(kt);
@@ -389,12 +439,13 @@ uint64_t or_kernel_late_bytes(const struct or_transport *t)
 }
 
 void or_kernel_sends(const struct or_transport *t, uint64_t *in_place,
-		     uint64_t *async)
+		     uint64_t *async, uint64_t *scatter)
 {
 	const struct kt *kt = kt_of(t);
 
 	*in_place = kt ? kt->sends_inline : 0;
 	*async = kt ? kt->sends_async : 0;
+	*scatter = kt ? kt->sends_scatter : 0;
 }
 
 int or_kernel_probe(void)
@@ -478,6 +529,9 @@ int or_kernel_create(const struct or_kernel_params *p,
 	}
 	rc = kt_sysfs_ids(&family, &kt->sol);
 	kt->fd = rc ? rc : kt_socket_join(p, family, kt->sol);
+	if (kt->fd >= 0 &&
+	    (kt_send_flags(kt->fd, kt->sol) & OPTIREDUCE_SEND_SCATTER))
+		kt->t.caps |= OR_TCAP_SCATTER;
 	rc = kt->fd < 0 ? kt->fd : engine_init(kt);
 	if (rc) {
 		kt_destroy(&kt->t);

@@ -84,11 +84,15 @@ struct kt_op {
 	uint64_t user_data;		/* the engine's */
 	struct msghdr msg;
 	struct iovec iov;
+	/* A scatter send's parts, one per rank; kept for reuse. */
+	struct iovec *parts;
+	uint32_t parts_cap;
 	union {
 		char b[CMSG_SPACE(sizeof(struct optireduce_post))];
 		struct cmsghdr align;
 	} ctl;
-	/* posts */
+	/* posts: the message's length; sends: the payload it puts on the
+	 * wire, every copy counted */
 	uint32_t round;
 	uint64_t len;
 	struct or_range *missing;
@@ -128,6 +132,7 @@ struct kt {
 	uint64_t late_bytes;		/* posted after their round ended */
 	uint64_t sends_inline;		/* io_uring: sends issued in place */
 	uint64_t sends_async;		/* ... and by io-wq workers */
+	uint64_t sends_scatter;		/* OR_SEND_SCATTER, either engine */
 };
 
 /* An engine moves queued operations to the kernel and completions back. */
@@ -187,5 +192,7 @@ int kt_plain_init(struct kt *kt);
 int kt_sysfs_ids(int *family, int *sol);
 /* A socket joined to the communicator; fd or -errno (said why on stderr). */
 int kt_socket_join(const struct or_kernel_params *p, int family, int sol);
+/* The optireduce_send.flags the module takes (0 before it said). */
+uint32_t kt_send_flags(int fd, int sol);
 
 #endif /* OR_TRANSPORT_KERNEL_H */

@@ -31,6 +31,16 @@ struct kt_op *kt_op_get(struct kt *kt, uint8_t kind, uint8_t refs,
 		op = calloc(1, sizeof(*op));
 		if (!op)
 			return NULL;
+		/* Room for a scatter send's parts now, while the pool
+		 * grows: a steady state allocates nothing. */
+		if (kt->t.caps & OR_TCAP_SCATTER) {
+			op->parts = calloc(kt->t.size, sizeof(*op->parts));
+			if (!op->parts) {
+				free(op);
+				return NULL;
+			}
+			op->parts_cap = kt->t.size;
+		}
 		op->idx = kt->nops;
 		kt->tab[kt->nops++] = op;
 	}

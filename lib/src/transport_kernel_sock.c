@@ -157,6 +157,18 @@ static int join(int fd, int sol, const struct or_kernel_params *p)
 	return rc;
 }
 
+uint32_t kt_send_flags(int fd, int sol)
+{
+	uint32_t flags = 0;
+	socklen_t len = sizeof(flags);
+
+	/* A module from before the option: ENOPROTOOPT, no flags. */
+	if (getsockopt(fd, sol, OPTIREDUCE_SEND_FLAGS, &flags, &len) ||
+	    len != sizeof(flags))
+		return 0;
+	return flags;
+}
+
 int kt_socket_join(const struct or_kernel_params *p, int family, int sol)
 {
 	uint32_t abi = 0;

@@ -68,15 +68,10 @@ static struct io_uring_sqe *get_sqe(struct kt_uring *u)
  * socket, and io_uring retries it at POLLOUT), but it could overtake the
  * worker's later sends on the wire.
  */
-static int send_in_place(struct kt *kt, struct kt_uring *u,
-			 const struct kt_op *op)
+static int send_in_place(const struct kt_uring *u, const struct kt_op *op)
 {
-	const struct optireduce_send *s =
-		(const void *)CMSG_DATA(CMSG_FIRSTHDR(&op->msg));
-	uint64_t copies = s->dst == OPTIREDUCE_DST_ALL &&
-			  !(kt->t.caps & OR_TCAP_SEND_ALL) ? kt->t.size - 1 : 1;
-
-	return !u->async_sends && op->iov.iov_len * copies <= KT_INLINE_SEND;
+	/* op->len: every copy counted (kt_send()) */
+	return !u->async_sends && op->len <= KT_INLINE_SEND;
 }
 
 static int uring_submit(struct kt *kt)
@@ -96,7 +91,7 @@ static int uring_submit(struct kt *kt)
 		io_uring_prep_sendmsg(sqe, kt->fd, &op->msg, 0);
 		io_uring_sqe_set_data(sqe, op);
 		if (op->kind == KT_SEND) {
-			op->async = !send_in_place(kt, u, op);
+			op->async = !send_in_place(u, op);
 			if (op->async) {
 				sqe->flags |= IOSQE_ASYNC;
 				u->async_sends++;

@@ -261,15 +261,29 @@ static int sim_send(struct or_transport *t, const struct or_send *tx)
 	struct sim_ep *e = (struct sim_ep *)t;
 	struct or_sim_fabric *f = e->f;
 
-	if (tx->dst != OR_DST_ALL &&
-	    (tx->dst < 0 || tx->dst >= t->size || tx->dst == t->rank))
+	int scatter = !!(tx->flags & OR_SEND_SCATTER);
+
+	if ((tx->dst != OR_DST_ALL &&
+	     (tx->dst < 0 || tx->dst >= t->size || tx->dst == t->rank)) ||
+	    (tx->flags & ~OR_SEND_SCATTER) ||
+	    (scatter && (!(t->caps & OR_TCAP_SCATTER) ||
+			 tx->dst != OR_DST_ALL || !tx->parts)))
 		return -EINVAL;
 	pthread_mutex_lock(&f->lock);
 	for (int r = 0; r < t->size; r++) {
+		struct or_send one = *tx;
+
 		if (r == t->rank || (tx->dst != OR_DST_ALL && tx->dst != r))
 			continue;
-		send_one(f, t->rank, r, tx);
-		t->bytes_sent += tx->len;
+		/* A scatter send: each rank its own part, or nothing. */
+		if (scatter) {
+			one.buf = tx->parts[r].buf;
+			one.len = tx->parts[r].len;
+			if (!one.len)
+				continue;
+		}
+		send_one(f, t->rank, r, &one);
+		t->bytes_sent += one.len;
 	}
 	push_cqe(e, &(struct or_cqe){ .user_data = tx->user_data });
 	pthread_mutex_unlock(&f->lock);
@@ -396,7 +410,10 @@ int or_sim_transport_create(struct or_sim_fabric *f, int rank,
 	e->t.ops = &sim_ops;
 	e->t.rank = rank;
 	e->t.size = f->size;
-	e->t.caps = f->lossy ? OR_TCAP_LOSSY | OR_TCAP_SEND_ALL : 0;
+	/* Lossy, it scatters as the kernel socket does, so the engine's
+	 * scatter path runs in every simulated test. */
+	e->t.caps = f->lossy ?
+		    OR_TCAP_LOSSY | OR_TCAP_SEND_ALL | OR_TCAP_SCATTER : 0;
 	e->t.event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (e->t.event_fd < 0) {
 		free(e);

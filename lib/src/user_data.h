@@ -24,6 +24,7 @@ enum or_ud_kind {
 	UD_REPORT_SEND,
 	UD_READY_RECV,
 	UD_READY_SEND,
+	UD_P1_SCATTER,		/* peer: the first rank the send went to */
 };
 
 #define UD_SEQ_MASK	((1ull << 40) - 1)

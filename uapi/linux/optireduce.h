@@ -52,6 +52,10 @@
  *   OPTIREDUCE_PACE_MBPS     set/get __u32: send rate of this socket, Mbit/s;
  *                                   0 = unpaced. Until set, the module
  *                                   parameter pace_mbps applies.
+ *   OPTIREDUCE_SEND_FLAGS    get    __u32: the optireduce_send.flags this
+ *                                   module takes (an addition within ABI 5:
+ *                                   a module without it answers
+ *                                   ENOPROTOOPT and takes none).
  *   OPTIREDUCE_RATE_START_MBPS set/get __u32: where rate control (module
  *                                   parameter rate_control) starts this
  *                                   socket's sending rate, Mbit/s, until
@@ -141,6 +145,16 @@
 /* Destination "every peer" of struct optireduce_send. */
 #define OPTIREDUCE_DST_ALL		0xffffffffU
 
+/*
+ * optireduce_send.flags. OPTIREDUCE_SEND_SCATTER, with dst
+ * OPTIREDUCE_DST_ALL: the message's iovecs are one part per rank, exactly
+ * nranks of them in rank order; every non-empty part but the sender's own
+ * goes to its rank as message (round, msg), each at most
+ * OPTIREDUCE_MAX_MSG, all of them interleaved batch by batch as a
+ * fan-out's copies are. The flags a module takes: OPTIREDUCE_SEND_FLAGS.
+ */
+#define OPTIREDUCE_SEND_SCATTER		0x1U
+
 /* Socket options, level "sol". */
 enum {
 	OPTIREDUCE_ABI_VERSION = 1,
@@ -149,6 +163,7 @@ enum {
 	OPTIREDUCE_STATS,
 	OPTIREDUCE_ESTIMATE,
 	OPTIREDUCE_RATE_START_MBPS,
+	OPTIREDUCE_SEND_FLAGS,
 };
 
 /* Control message types, level "sol". */
@@ -210,7 +225,7 @@ struct optireduce_send {
 	__u32 round;
 	__u32 msg;		/* message id, chosen by the application */
 	__u32 dst;		/* a rank, or OPTIREDUCE_DST_ALL */
-	__u32 flags;		/* 0 */
+	__u32 flags;		/* 0 or OPTIREDUCE_SEND_SCATTER */
 	/* A paced send stops once this much time passed (0: the socket's
 	 * deadline estimate) and reports what it sent; never blocks longer.
 	 */
