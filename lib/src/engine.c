@@ -81,7 +81,8 @@ int or_engine_alloc(optireduce_comm *c)
 					 sizeof(struct or_report));
 	c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!a->p1_recv || !a->p1_send || !a->p2_recv || !a->ready ||
-	    !a->p1_issued || !a->p1_batch || !a->p1_parts || !a->heard || !c->silent || !c->ready_sink ||
+	    !a->p1_issued || !a->p1_batch || !a->p1_parts || !a->heard ||
+	    !c->silent || !c->ready_sink ||
 	    !c->t_b || !a->p1_nmiss || !a->p2_nmiss || !a->p1_miss ||
 	    !a->p2_miss || !c->contrib || !c->events || c->wake_fd < 0)
 		return -ENOMEM;

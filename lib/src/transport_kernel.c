@@ -207,24 +207,16 @@ static int kt_post_recv(struct or_transport *t, const struct or_recv *rx)
 }
 
 /*
- * A scatter send's iovecs, one per rank, into op: the kernel reads them
- * when the send is issued, which may be after this returns. The largest
- * part to another rank goes to *max and what all of them carry to
- * op->len.
+ * A scatter send's iovecs, one per rank, into op->parts (allocated with
+ * the op: kt_op_get()): the kernel reads them when the send is issued,
+ * which may be after this returns. The largest part to another rank goes
+ * to *max and what all of them carry to op->len.
  */
-static int scatter_parts(struct kt *kt, struct kt_op *op,
-			 const struct or_part *parts, uint64_t *max)
+static void scatter_parts(struct kt *kt, struct kt_op *op,
+			  const struct or_part *parts, uint64_t *max)
 {
 	uint32_t n = kt->t.size;
 
-	if (op->parts_cap < n) {
-		struct iovec *v = realloc(op->parts, n * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		op->parts = v;
-		op->parts_cap = n;
-	}
 	*max = 0;
 	op->len = 0;
 	for (uint32_t r = 0; r < n; r++) {
@@ -237,7 +229,6 @@ static int scatter_parts(struct kt *kt, struct kt_op *op,
 	}
 	op->msg.msg_iov = op->parts;
 	op->msg.msg_iovlen = n;
-	return 0;
 }
 
 static int kt_send(struct or_transport *t, const struct or_send *tx)
@@ -261,9 +252,9 @@ static int kt_send(struct or_transport *t, const struct or_send *tx)
 	s = kt_op_prep(kt, op, OPTIREDUCE_CMSG_SEND, sizeof(*s), tx->buf, tx->len);
 	op->len = tx->dst == OR_DST_ALL && !(t->caps & OR_TCAP_SEND_ALL) ?
 		  tx->len * (t->size - 1) : tx->len;
-	rc = scatter ? scatter_parts(kt, op, tx->parts, &len) : 0;
-	if (!rc)
-		rc = op_check(kt, tx->dst, 1, len, tx->tag, &round, &msg);
+	if (scatter)
+		scatter_parts(kt, op, tx->parts, &len);
+	rc = op_check(kt, tx->dst, 1, len, tx->tag, &round, &msg);
 	if (rc) {
 		kt_op_put(kt, op);
 		return rc;

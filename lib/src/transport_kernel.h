@@ -84,9 +84,8 @@ struct kt_op {
 	uint64_t user_data;		/* the engine's */
 	struct msghdr msg;
 	struct iovec iov;
-	/* A scatter send's parts, one per rank; kept for reuse. */
+	/* A scatter send's parts, one per rank (with OR_TCAP_SCATTER). */
 	struct iovec *parts;
-	uint32_t parts_cap;
 	union {
 		char b[CMSG_SPACE(sizeof(struct optireduce_post))];
 		struct cmsghdr align;

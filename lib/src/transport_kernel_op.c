@@ -32,14 +32,14 @@ struct kt_op *kt_op_get(struct kt *kt, uint8_t kind, uint8_t refs,
 		if (!op)
 			return NULL;
 		/* Room for a scatter send's parts now, while the pool
-		 * grows: a steady state allocates nothing. */
+		 * grows: a steady state allocates nothing. The cap is
+		 * known before the first op (or_kernel_create()). */
 		if (kt->t.caps & OR_TCAP_SCATTER) {
 			op->parts = calloc(kt->t.size, sizeof(*op->parts));
 			if (!op->parts) {
 				free(op);
 				return NULL;
 			}
-			op->parts_cap = kt->t.size;
 		}
 		op->idx = kt->nops;
 		kt->tab[kt->nops++] = op;
