@@ -90,6 +90,8 @@ struct Opts {
 	unsigned int loss_threshold_ppm = 1000000;
 	int ready_kb = -1;			// -1: the library's default
 	int direct_kb = -1;			// -1: the library's default
+	int incast = -1;			// -1: the library's default
+	bool incast_dynamic = false;
 };
 
 int64_t now_ns()
@@ -108,6 +110,7 @@ void usage()
 "         optireduce, tar-tcp: --port-base P [--or-warmup N[,N...]]\n"
 "                              [--hadamard off|on|auto] [--loss-threshold F]\n"
 "                              [--ready-kb KB] [--direct-kb KB]\n"
+"                              [--incast N|dynamic|dynamic:N]\n"
 "         gloo-*:              --store DIR [--prefix STR]\n"
 "  NAME: optireduce tar-tcp gloo-ring gloo-ring-chunked\n"
 "        gloo-halving-doubling gloo-bcube, each with -fp16 (float16);\n"
@@ -186,6 +189,7 @@ void parse(int argc, char **argv, Opts &o)
 		{ "timeout-ms", 1, 0, 't' }, { "or-warmup", 1, 0, 'W' },
 		{ "hadamard", 1, 0, 'H' }, { "loss-threshold", 1, 0, 'L' },
 		{ "ready-kb", 1, 0, 'R' }, { "direct-kb", 1, 0, 'D' },
+		{ "incast", 1, 0, 'I' },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	int ch;
@@ -237,6 +241,18 @@ void parse(int argc, char **argv, Opts &o)
 		case 'D':
 			if (!parse_int(optarg, 0, 4096, &o.direct_kb))
 				usage();
+			break;
+		case 'I':
+			// N: a fixed limit; dynamic[:N]: adapted, at most N.
+			if (!strncmp(optarg, "dynamic", 7)) {
+				o.incast_dynamic = true;
+				if (optarg[7] == ':' ?
+				    !parse_int(optarg + 8, 1, 1023, &o.incast) :
+				    optarg[7] != 0)
+					usage();
+			} else if (!parse_int(optarg, 1, 1023, &o.incast)) {
+				usage();
+			}
 			break;
 		default: usage();
 		}
@@ -423,6 +439,10 @@ int run_optireduce(const Opts &o)
 			cfg.ready_kb = (unsigned int)o.ready_kb;
 		if (o.direct_kb >= 0)
 			cfg.direct_kb = (unsigned int)o.direct_kb;
+		if (o.incast >= 0)
+			cfg.incast = (unsigned int)o.incast;
+		if (o.incast_dynamic)
+			cfg.flags |= OPTIREDUCE_CFG_INCAST_DYNAMIC;
 		cfg.flags |= OPTIREDUCE_CFG_QUIET;
 		d.init(count, o.rank, o.dtype);
 		int64_t t0 = now_ns();
@@ -462,7 +482,8 @@ int run_optireduce(const Opts &o)
 			printf("stats %s %d %zu margin_pct=%llu late_bytes=%llu "
 			       "deadline_ms=%.1f lossy=%llu fallback=%llu trips=%llu "
 			       "ready_wait_ms=%.1f ready_missed=%llu "
-			       "catch_up=%llu direct=%llu\n",
+			       "catch_up=%llu direct=%llu incast=%u "
+			       "incast_lowered=%u\n",
 			       o.contender.c_str(), o.rank, bytes,
 			       (unsigned long long)st.margin_pct,
 			       (unsigned long long)st.late_bytes,
@@ -473,7 +494,8 @@ int run_optireduce(const Opts &o)
 			       st.ready_wait_ns / 1e6,
 			       (unsigned long long)st.ready_missed,
 			       (unsigned long long)st.catch_up_calls,
-			       (unsigned long long)st.calls_direct);
+			       (unsigned long long)st.calls_direct,
+			       st.incast, st.incast_lowered);
 		optireduce_comm_destroy(c);
 		printf("size %s %d %zu setup_ms=%.1f bad=%zu\n", o.contender.c_str(),
 		       o.rank, bytes, setup / 1e6, bad);
