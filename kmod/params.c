@@ -180,6 +180,8 @@ OPTR_TUNABLE(rate_step_mbps, 10, 1, 100000,
 	     "Additive increase of a communicator's rate per clean report, Mbit/s (at most an eighth of the rate)");
 OPTR_TUNABLE(rate_md_pct, 50, 1, 99,
 	     "Percent of a communicator's rate kept on a congested report or own-queue drop (multiplicative decrease)");
+OPTR_TUNABLE(rate_knee_pct, 25, 0, 1000,
+	     "Percent above the start rate the caller measured (OPTIREDUCE_RATE_START_MBPS) from which a communicator's rate probes slowly (an eighth per 16 clean reports); 0: no knee");
 
 #define OPTR_TUNABLE_ENTRY(_name) { #_name, &optr_##_name }
 
@@ -202,5 +204,6 @@ const struct optr_tunable_entry optr_tunables[] = {
 	OPTR_TUNABLE_ENTRY(rate_max_mbps),
 	OPTR_TUNABLE_ENTRY(rate_step_mbps),
 	OPTR_TUNABLE_ENTRY(rate_md_pct),
+	OPTR_TUNABLE_ENTRY(rate_knee_pct),
 	{}
 };

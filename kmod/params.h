@@ -43,6 +43,7 @@ extern struct optr_tunable optr_rate_min_mbps;
 extern struct optr_tunable optr_rate_max_mbps;
 extern struct optr_tunable optr_rate_step_mbps;
 extern struct optr_tunable optr_rate_md_pct;
+extern struct optr_tunable optr_rate_knee_pct;
 
 struct optr_tunable_entry {
 	const char *name;

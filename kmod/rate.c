@@ -10,7 +10,9 @@
  * DCTCP); up on a clean one, first halfway back to the rate before the
  * last cut (OPTR_RATE_RECOVER times, as DCQCN's fast recovery), then by a
  * step that grows with a run of clean reports but stays under an eighth
- * of the rate. A drop in our own queue cuts it as a lossy report would,
+ * of the rate; neither past the knee (rate_knee_pct above the start the
+ * caller measured), above which a clean report adds 1/128 of the rate. A
+ * drop in our own queue cuts it as a lossy report would,
  * once per send at most. Always within [rate_min_mbps, rate_max_mbps].
  * Loss counts only below the furthest byte that came (optr_rate_seen()):
  * what had not come when a message ended was late, not dropped.
@@ -100,7 +102,11 @@ enum optr_rate_verdict optr_rate_judge(const struct optr_rate_report *r,
 /*
  * One step from @rate on a report judged @v, @ce its marked fraction;
  * *@clean counts the clean reports in a row. Lossy: keep md_pct percent.
- * Marked: give up that much times the fraction marked, at least 1 Mbit/s.
+ * Marked: give up that much times the fraction marked, to the nearest
+ * Mbit/s; a cut that rounds to nothing holds the rate (and ends the run of
+ * clean reports): a few marks say the queue just touched the marking
+ * threshold, and a whole Mbit/s for each such report took a rate near a
+ * slow link to its floor in the fabric (see optr_rate_step()).
  * Clean: step_mbps times the run of clean reports (up to
  * OPTR_RATE_CLEAN_MAX), at most an eighth of the rate and at least
  * 1 Mbit/s, so a rate far below its path's climbs back in a few reports
@@ -119,9 +125,10 @@ u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
 			     cfg->min_mbps);
 	case OPTR_RATE_MARKED:
 		*clean = 0;
-		cut = div_u64((u64)rate * (100 - cfg->md_pct) * ce,
+		cut = div_u64((u64)rate * (100 - cfg->md_pct) * ce +
+			      100 * OPTR_FB_FRAC_ONE / 2,
 			      100 * OPTR_FB_FRAC_ONE);
-		cut = clamp_t(u64, cut, 1, rate);
+		cut = min_t(u64, cut, rate);
 		return max_t(u32, rate - cut, cfg->min_mbps);
 	case OPTR_RATE_CLEAN:
 	default:
@@ -139,29 +146,52 @@ u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
  * fraction): a cut remembers the rate it cut from, and the next
  * OPTR_RATE_RECOVER clean reports each take half the way back to it;
  * after them (or once there) optr_rate_aimd()'s additive steps probe on.
- * s->rate_mbps must hold a value (the start, before the first step).
+ * With a knee (cfg->knee_mbps), neither recovery nor a step goes past it,
+ * and at or above it a clean report adds only 1/2^OPTR_RATE_KNEE_SHIFT of
+ * the rate: the path carried about the knee when the caller measured it,
+ * so probing beyond is slow, but not barred (the path may have got faster
+ * since). A marked report whose cut rounds to nothing holds the rate and
+ * is no cut: it neither remembers a rate to recover to (which would
+ * replace the one the last real cut left, and strand the rate low) nor
+ * uses up a recovery step (nor, in optr_rate_move(), counts as one). At
+ * the floor a mark holds too: there is nowhere lower to go. s->rate_mbps
+ * must hold a value (the start, before the first step).
  */
 u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 		   const struct optr_rate_cfg *cfg)
 {
 	u32 rate = clamp(s->rate_mbps, cfg->min_mbps, cfg->max_mbps);
+	u32 knee = cfg->knee_mbps ? cfg->knee_mbps : U32_MAX;
+	u32 to;
 
 	if (v != OPTR_RATE_CLEAN) {
+		to = optr_rate_aimd(rate, v, ce, &s->clean, cfg);
+		if (v == OPTR_RATE_MARKED && to == rate) {
+			s->rate_mbps = rate;	/* a hold */
+			return rate;
+		}
 		s->target_mbps = rate;
 		s->recover = OPTR_RATE_RECOVER;
-		s->rate_mbps = optr_rate_aimd(rate, v, ce, &s->clean, cfg);
-		return s->rate_mbps;
+		s->rate_mbps = to;
+		return to;
 	}
-	if (s->recover && s->target_mbps > rate) {
+	to = min3(s->target_mbps, cfg->max_mbps, max(knee, rate));
+	if (s->recover && to > rate) {
 		s->recover--;
 		s->clean = 0;
-		rate += DIV_ROUND_UP(min(s->target_mbps, cfg->max_mbps) - rate,
-				     2);
+		rate += DIV_ROUND_UP(to - rate, 2);
 		s->rate_mbps = rate;
 		return rate;
 	}
 	s->recover = 0;
-	s->rate_mbps = optr_rate_aimd(rate, v, ce, &s->clean, cfg);
+	if (rate >= knee) {
+		if (s->clean < OPTR_RATE_CLEAN_MAX)
+			s->clean++;
+		to = max_t(u32, rate >> OPTR_RATE_KNEE_SHIFT, 1);
+		s->rate_mbps = min_t(u64, (u64)rate + to, cfg->max_mbps);
+		return s->rate_mbps;
+	}
+	s->rate_mbps = min(optr_rate_aimd(rate, v, ce, &s->clean, cfg), knee);
 	return s->rate_mbps;
 }
 
@@ -181,6 +211,22 @@ u32 optr_rate_start(u32 start_mbps, u32 fixed_mbps,
 	if (!mbps)
 		return cfg->max_mbps;
 	return clamp(mbps, cfg->min_mbps, cfg->max_mbps);
+}
+
+/*
+ * The knee of a communicator whose caller measured its path to carry
+ * @start_mbps: rate_knee_pct percent above it, within the bounds; 0 (no
+ * knee) without a measured start or with rate_knee_pct 0. A fixed rate
+ * is a setting, not a measurement, and makes no knee.
+ */
+u32 optr_rate_knee(u32 start_mbps, const struct optr_rate_cfg *cfg)
+{
+	u64 knee;
+
+	if (!start_mbps || !cfg->knee_pct)
+		return 0;
+	knee = div_u64((u64)start_mbps * (100 + cfg->knee_pct), 100);
+	return clamp_t(u64, knee, cfg->min_mbps, cfg->max_mbps);
 }
 
 /* The rate, Mbit/s rounded up, at which @bytes leave in @ns; 0 when no
@@ -235,6 +281,8 @@ void optr_rate_cfg_get(struct optr_rate_cfg *cfg)
 		cfg->min_mbps = cfg->max_mbps;
 	cfg->step_mbps = optr_tunable_get(&optr_rate_step_mbps);
 	cfg->md_pct = optr_tunable_get(&optr_rate_md_pct);
+	cfg->knee_pct = optr_tunable_get(&optr_rate_knee_pct);
+	cfg->knee_mbps = 0;
 }
 
 struct optr_rate *optr_rate_alloc(u32 nranks)
@@ -355,15 +403,18 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 
 	lockdep_assert_held(&osk->lock);
 	optr_rate_cfg_get(&cfg);
+	cfg.knee_mbps = optr_rate_knee(READ_ONCE(osk->rate_start_mbps), &cfg);
 	old = optr_rate_now(osk, osk->comm, optr_rate_fixed(osk), &cfg);
 	path->st.rate_mbps = old;
 	new = optr_rate_step(&path->st, v, ce, &cfg);
 	WRITE_ONCE(path->st.rate_mbps, new);
 	if (v == OPTR_RATE_CLEAN) {
 		path->raises++;
-	} else {
+	} else if (v == OPTR_RATE_LOSSY || new != old) {
 		path->cut_at = ktime_get();
 		path->cuts++;
+	} else {
+		path->holds++;
 	}
 	trace_optireduce_rate(osk->comm->id, osk->comm->rank, peer, old, new,
 			      loss, ce, queue);
@@ -552,19 +603,26 @@ static int optr_rate_nl_peer(struct sk_buff *skb, const struct optr_rate_peer *p
 	return 0;
 }
 
-/* The communicator's rate, once rate control moved it or saw a drop. */
+/* The communicator's rate, once rate control moved it or saw a drop,
+ * and its knee if it has one.
+ */
 static int optr_rate_nl_path(struct sk_buff *skb,
-			     const struct optr_rate_path *path, u32 mbps)
+			     const struct optr_rate_path *path, u32 mbps,
+			     u32 knee)
 {
-	if (!path->cuts && !path->raises && !path->queue_drops)
+	if (!path->cuts && !path->raises && !path->holds && !path->queue_drops)
 		return 0;
+	if (knee && nla_put_u32(skb, OPTIREDUCE_A_SOCK_RATE_KNEE_MBPS, knee))
+		return -EMSGSIZE;
 	if (nla_put_u32(skb, OPTIREDUCE_A_SOCK_RATE_MBPS, mbps) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_CUTS, path->cuts,
 			      OPTIREDUCE_A_PAD) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_RAISES, path->raises,
 			      OPTIREDUCE_A_PAD) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_QUEUE_DROPS,
-			      path->queue_drops, OPTIREDUCE_A_PAD))
+			      path->queue_drops, OPTIREDUCE_A_PAD) ||
+	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_HOLDS, path->holds,
+			      OPTIREDUCE_A_PAD))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -588,7 +646,9 @@ int optr_rate_nl_put(struct sk_buff *skb, struct optr_sock *osk)
 	optr_rate_cfg_get(&cfg);
 	spin_lock_bh(&osk->lock);
 	mbps = optr_rate_now(osk, comm, optr_rate_fixed(osk), &cfg);
-	err = optr_rate_nl_path(skb, &comm->rate->path, mbps);
+	err = optr_rate_nl_path(skb, &comm->rate->path, mbps,
+				optr_rate_knee(READ_ONCE(osk->rate_start_mbps),
+					       &cfg));
 	for (r = 0; !err && r < comm->nranks; r++) {
 		const struct optr_rate_peer *p = &comm->rate->peer[r];
 

@@ -54,6 +54,13 @@ struct sk_buff;
  */
 #define OPTR_RATE_RECOVER	3U
 /*
+ * Above the knee (the start rate the caller measured, plus rate_knee_pct)
+ * a clean report adds 1/2^OPTR_RATE_KNEE_SHIFT of the rate, at least
+ * 1 Mbit/s: a whole run of OPTR_RATE_CLEAN_MAX clean reports adds an
+ * eighth, where below it a single one may.
+ */
+#define OPTR_RATE_KNEE_SHIFT	(OPTR_RATE_STEP_SHIFT + 4)
+/*
  * Our own queue dropped a datagram: the rate is above our link's. One cut
  * per this long at most, time for the cut rate to show in the queue.
  */
@@ -78,6 +85,8 @@ struct optr_rate_cfg {
 	u32 max_mbps;
 	u32 step_mbps;
 	u32 md_pct;		/* percent of the rate kept on congestion */
+	u32 knee_pct;		/* the knee above the measured start, percent */
+	u32 knee_mbps;		/* this communicator's knee; 0: none */
 };
 
 /* The rate's state, and the step that moves it (optr_rate_step()). */
@@ -94,6 +103,7 @@ struct optr_rate_path {
 	ktime_t cut_at;		/* when a report or drop last cut it */
 	u64 cuts;		/* congestion steps taken */
 	u64 raises;		/* clean steps taken */
+	u64 holds;		/* marked reports too light to cut */
 	u64 queue_drops;	/* batches our own queue dropped */
 };
 
@@ -143,6 +153,7 @@ u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 		   const struct optr_rate_cfg *cfg);
 u32 optr_rate_start(u32 start_mbps, u32 fixed_mbps,
 		    const struct optr_rate_cfg *cfg);
+u32 optr_rate_knee(u32 start_mbps, const struct optr_rate_cfg *cfg);
 u32 optr_rate_needed(u64 bytes, s64 ns);
 u32 optr_rate_seen(const struct optr_ranges *got, u32 *missing);
 

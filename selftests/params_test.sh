@@ -27,6 +27,7 @@ rate_min_mbps 1 1000000
 rate_max_mbps 1 1000000
 rate_step_mbps 1 100000
 rate_md_pct 1 99
+rate_knee_pct 0 1000
 "
 
 # refused NAME VALUE: the write fails and the value is unchanged.

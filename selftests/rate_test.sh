@@ -16,6 +16,9 @@
 #     the start), and the tracepoint saw decreases and marks;
 #   - each rank's rate started where the library's TCP warm-up measured
 #     its path (OPTIREDUCE_RATE_START_MBPS), not at the 200 Mbit/s ceiling;
+#   - its knee, rate_knee_pct above that start, is in the netlink dump, and
+#     no step crossed it from below nor, at or above it, added more than
+#     1/128 of the rate (at least 1 Mbit/s) (the tracepoint);
 #   - once the fabric is unshaped (the congestion stops), with the calls
 #     still running, the rates rise again (the tracepoint: rates above
 #     where the congestion left them).
@@ -95,7 +98,7 @@ calls_done() {
 
 # peers FILE: rank 0's sockets (optireduce -j sock show) into FILE.json,
 # at once; peers_parse FILE, later: "RATE DECREASES INCREASES" per peer,
-# one line each, into FILE, and "RATE CUTS RAISES QUEUE_DROPS" of the
+# one line each, into FILE, and "RATE CUTS RAISES QUEUE_DROPS KNEE" of the
 # communicator into FILE.comm (python starts slowly under TCG, and the
 # remaining calls must not end before the fabric is unshaped).
 peers() {
@@ -108,7 +111,7 @@ with open(sys.argv[2], "w") as comm:
     for s in json.load(open(sys.argv[1])):
         if "rate_mbps" in s:
             print(s["rate_mbps"], s["rate_cuts"], s["rate_raises"],
-                  s["queue_drops"], file=comm)
+                  s["queue_drops"], s.get("rate_knee_mbps", 0), file=comm)
         for p in s.get("peers", []):
             print(p["rate_mbps"], p["decreases"], p["increases"])
 ' "$1.json" "$1.comm" >"$1"
@@ -119,7 +122,7 @@ if ! optr_load; then
 	exit "$KSFT_SKIP"
 fi
 params_save pace_mbps rate_control rate_min_mbps rate_max_mbps \
-	rate_step_mbps rate_md_pct
+	rate_step_mbps rate_md_pct rate_knee_pct
 FABRIC_ECN_KB=32
 if ! fabric_setup $N; then
 	ktap_fail "fabric setup"
@@ -149,6 +152,8 @@ echo $START >"$PARAMS/rate_max_mbps"
 echo 5 >"$PARAMS/rate_min_mbps"
 echo 5 >"$PARAMS/rate_step_mbps"
 echo 50 >"$PARAMS/rate_md_pct"
+KNEE_PCT=25
+echo $KNEE_PCT >"$PARAMS/rate_knee_pct"
 echo 1 >"$PARAMS/rate_control"
 fabric_counters "$OUT/before.rate"
 transport "$OUT/tbefore.rate"
@@ -201,7 +206,7 @@ ktap_check "rates fell under congestion" awk -v start=$START -v peers=$((N - 1))
 ktap_check "the communicator's rate was cut" awk -v start=$START '
 	{ n++; if ($1 >= start || $2 < 1) bad = 1 }
 	END { exit !(n == 1 && !bad) }' "$OUT/peers.congested.comm"
-sed 's/^/# rate, cuts, raises, queue drops of rank 0: /' \
+sed 's/^/# rate, cuts, raises, queue drops, knee of rank 0: /' \
 	"$OUT/peers.congested.comm"
 if [ $tracing = 1 ]; then
 	# "RANK PEER NEW OLD CE AFTER" per rate change; AFTER: once the
@@ -231,6 +236,32 @@ if [ $tracing = 1 ]; then
 			}
 			exit !(k == n && !bad)
 		}' "$OUT/warmup" "$OUT/events"
+	# The knee: KNEE_PCT above the measured start, within the bounds.
+	knee() {
+		awk -v k=$KNEE_PCT -v lo=5 -v hi=$START '{
+			x = int($2 * (100 + k) / 100)
+			print $1, x < lo ? lo : (x > hi ? hi : x) }' "$OUT/warmup"
+	}
+	knee >"$OUT/knee"
+	ktap_check "rank 0's knee is $KNEE_PCT% above its measured start" \
+		awk 'NR == FNR { if ($1 == 0) want = $2; next }
+		     { got = $5 } END { exit !(want > 0 && got == want) }' \
+		"$OUT/knee" "$OUT/peers.congested.comm"
+	# Every raise (NEW > OLD) from below the knee stops at it; from at
+	# or above it adds at most max(1, OLD / 128).
+	ktap_check "no raise crossed the knee or climbed fast above it" awk '
+		NR == FNR { knee[$1] = $2; next }
+		$3 > $4 && ($1 in knee) {
+			if ($4 < knee[$1] && $3 > knee[$1]) bad++
+			step = int($4 / 128); if (step < 1) step = 1
+			if ($4 >= knee[$1] && $3 - $4 > step) bad++
+			if ($4 >= knee[$1]) above++
+		}
+		END {
+			printf "# raises at or above the knee: %d, too large: %d\n",
+			       above, bad
+			exit !(!bad && above > 0)
+		}' "$OUT/knee" "$OUT/events"
 	ktap_check "tracepoint: rate decreases and CE marks seen" awk '
 		$3 < $4 { dec++ } $5 > 0 { ce++ }
 		END { exit !(dec > 0 && ce > 0) }' "$OUT/events"

@@ -581,15 +581,24 @@ static void rate_aimd(struct kunit *test)
 	/* Out of bounds (the bounds moved): clamped first; no overflow. */
 	KUNIT_EXPECT_EQ(test, optr_rate_aimd(U32_MAX, OPTR_RATE_LOSSY, 0,
 					     &clean, &cfg), 500U);
-	/* Marks: in proportion to the fraction marked, at least 1. */
+	/* Marks: in proportion to the fraction marked, to the nearest
+	 * Mbit/s ...
+	 */
 	KUNIT_EXPECT_EQ(test, optr_rate_aimd(1000, OPTR_RATE_MARKED, 255,
 					     &clean, &cfg), 500U);
 	KUNIT_EXPECT_EQ(test, optr_rate_aimd(1000, OPTR_RATE_MARKED, 51,
 					     &clean, &cfg), 900U);
 	KUNIT_EXPECT_EQ(test, optr_rate_aimd(1000, OPTR_RATE_MARKED, 1,
-					     &clean, &cfg), 999U);
+					     &clean, &cfg), 998U);
 	KUNIT_EXPECT_EQ(test, optr_rate_aimd(10, OPTR_RATE_MARKED, 255,
 					     &clean, &cfg), 10U);
+	/* ... and a cut that rounds to nothing holds the rate (12 Mbit/s,
+	 * 3/255 marked: 0.07), but still ends a run of clean reports.
+	 */
+	clean = 5;
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(12, OPTR_RATE_MARKED, 3,
+					     &clean, &cfg), 12U);
+	KUNIT_EXPECT_EQ(test, clean, 0);
 	/* Clean: the step times the run of clean reports, at most an
 	 * eighth of the rate.
 	 */
@@ -671,6 +680,17 @@ static void rate_step(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.target_mbps, 600U);
 	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
 			450U);
+	/* A hold (a mark too light to cut) keeps the rate to recover to
+	 * and the recovery steps left.
+	 */
+	s = (struct optr_rate_state){ .rate_mbps = 100, .target_mbps = 800,
+				      .recover = 2 };
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_MARKED, 1, &cfg),
+			100U);
+	KUNIT_EXPECT_EQ(test, s.target_mbps, 800U);
+	KUNIT_EXPECT_EQ(test, s.recover, 2);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			450U);
 	/* A target above a lowered ceiling heads for the ceiling. */
 	s = (struct optr_rate_state){ .rate_mbps = 200, .target_mbps = 5000,
 				      .recover = 1 };
@@ -719,6 +739,73 @@ static void rate_start(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, optr_rate_start(30, 500, &cfg), 30U);
 	KUNIT_EXPECT_EQ(test, optr_rate_start(3, 500, &cfg), 10U);
 	KUNIT_EXPECT_EQ(test, optr_rate_start(3000, 0, &cfg), 1000U);
+}
+
+static void rate_knee(struct kunit *test)
+{
+	struct optr_rate_cfg cfg = {
+		.min_mbps = 10, .max_mbps = 1000, .step_mbps = 10, .md_pct = 50,
+		.knee_pct = 25,
+	};
+	struct optr_rate_state s;
+	int i;
+
+	/* A measured start, plus knee_pct, within the bounds; no knee
+	 * without a start or with knee_pct 0.
+	 */
+	KUNIT_EXPECT_EQ(test, optr_rate_knee(0, &cfg), 0U);
+	KUNIT_EXPECT_EQ(test, optr_rate_knee(24, &cfg), 30U);
+	KUNIT_EXPECT_EQ(test, optr_rate_knee(4, &cfg), 10U);
+	KUNIT_EXPECT_EQ(test, optr_rate_knee(900, &cfg), 1000U);
+	cfg.knee_pct = 0;
+	KUNIT_EXPECT_EQ(test, optr_rate_knee(24, &cfg), 0U);
+
+	/* Additive steps stop at the knee ... */
+	cfg.knee_mbps = 30;
+	s = (struct optr_rate_state){ .rate_mbps = 28 };
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			30U);
+	/* ... past it a clean report adds 1/128 of the rate, at least 1,
+	 * whatever the run of clean reports ...
+	 */
+	for (i = 0; i < 20; i++)
+		optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg);
+	KUNIT_EXPECT_EQ(test, s.rate_mbps, 50U);
+	cfg.knee_mbps = 512;
+	s = (struct optr_rate_state){ .rate_mbps = 512,
+				      .clean = OPTR_RATE_CLEAN_MAX };
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			516U);
+	/* ... so a run of 16 adds about an eighth, where below the knee
+	 * one report of such a run may.
+	 */
+	s.rate_mbps = 512;
+	for (i = 0; i < OPTR_RATE_CLEAN_MAX; i++)
+		optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg);
+	KUNIT_EXPECT_EQ(test, s.rate_mbps, 576U);
+	/* Recovery from a cut above the knee heads for the knee, not for
+	 * the rate it cut ...
+	 */
+	cfg.knee_mbps = 30;
+	s = (struct optr_rate_state){ .rate_mbps = 60 };
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_LOSSY, 0, &cfg),
+			30U);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			31U);
+	optr_rate_step(&s, OPTR_RATE_LOSSY, 0, &cfg);
+	KUNIT_EXPECT_EQ(test, s.rate_mbps, 15U);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			23U);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			27U);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			29U);
+	/* ... and without a knee, as before, for the rate it cut. */
+	cfg.knee_mbps = 0;
+	s = (struct optr_rate_state){ .rate_mbps = 60 };
+	optr_rate_step(&s, OPTR_RATE_LOSSY, 0, &cfg);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			45U);
 }
 
 static void rate_needed(struct kunit *test)
@@ -772,6 +859,7 @@ static struct kunit_case optr_rate_cases[] = {
 	KUNIT_CASE(rate_step),
 	KUNIT_CASE(rate_seen),
 	KUNIT_CASE(rate_start),
+	KUNIT_CASE(rate_knee),
 	KUNIT_CASE(rate_needed),
 	{}
 };

@@ -145,12 +145,18 @@ static int sock_cb(const struct nlmsghdr *nlh, void *data)
 	if (tb[OPTIREDUCE_A_SOCK_RATE_MBPS])
 		print_uint("rate_mbps", " rate %lluMbit",
 			   attr_u32(tb[OPTIREDUCE_A_SOCK_RATE_MBPS]));
+	if (tb[OPTIREDUCE_A_SOCK_RATE_KNEE_MBPS])
+		print_uint("rate_knee_mbps", " knee %lluMbit",
+			   attr_u32(tb[OPTIREDUCE_A_SOCK_RATE_KNEE_MBPS]));
 	if (tb[OPTIREDUCE_A_SOCK_RATE_CUTS])
 		print_uint("rate_cuts", " cuts %llu",
 			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_CUTS]));
 	if (tb[OPTIREDUCE_A_SOCK_RATE_RAISES])
 		print_uint("rate_raises", " raises %llu",
 			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_RAISES]));
+	if (tb[OPTIREDUCE_A_SOCK_RATE_HOLDS])
+		print_uint("rate_holds", " holds %llu",
+			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_HOLDS]));
 	if (tb[OPTIREDUCE_A_SOCK_QUEUE_DROPS])
 		print_uint("queue_drops", " queue_drops %llu",
 			   attr_u64(tb[OPTIREDUCE_A_SOCK_QUEUE_DROPS]));
