@@ -4,8 +4,12 @@
  * the feedback word of the datagrams it sends us anyway (Transpose
  * AllReduce sends both ways between every pair within a call), what it saw
  * of our traffic: the loss of the messages it expected from us and the
- * fraction of our datagrams a switch marked CE. A report about traffic
- * sent since the last cut moves it: down by rate_md_pct on loss above
+ * fraction of our datagrams a switch marked CE, at every end of a message
+ * and, once a few dozen datagrams came with marks among them, before it.
+ * Each sender stamps its epoch (its count of cuts) on its datagrams and
+ * each report echoes it, so a report about traffic sent since the last
+ * cut is known as such, however long the send it came from. Such a report
+ * moves the rate: down by rate_md_pct on loss above
  * OPTR_RATE_LOSS_MIN, in proportion to the fraction marked on marks (as
  * DCTCP); up on a clean one, first halfway back to the rate before the
  * last cut (OPTR_RATE_RECOVER times, as DCQCN's fast recovery), then by a
@@ -48,16 +52,22 @@
 /* The feedback word travels in optr_frag, which a backlogged skb's cb holds. */
 static_assert(sizeof(struct optr_skb_cb) <= sizeof_field(struct sk_buff, cb));
 
+/* A report's word; the sender's own epoch (bits 2..0) is added as each
+ * datagram leaves (optr_rate_tx_word()).
+ */
 u32 optr_rate_encode(const struct optr_rate_report *r)
 {
 	return OPTR_FB_VALID |
 	       (u32)(r->seq & OPTR_FB_SEQ_MASK) << OPTR_FB_SEQ_SHIFT |
 	       (u32)r->loss << OPTR_FB_LOSS_SHIFT |
-	       (u32)r->ce << OPTR_FB_CE_SHIFT;
+	       (u32)r->ce << OPTR_FB_CE_SHIFT |
+	       (r->epochs ? OPTR_FB_EPOCHS |
+			    (r->echo & OPTR_FB_EPOCH_MASK) << OPTR_FB_ECHO_SHIFT :
+			    0);
 }
 
 /* False for a word that carries no report (0, as every sender without
- * rate control sends). The low byte is reserved and ignored.
+ * rate control sends). Bit 3 is reserved and ignored.
  */
 bool optr_rate_decode(u32 word, struct optr_rate_report *r)
 {
@@ -66,6 +76,17 @@ bool optr_rate_decode(u32 word, struct optr_rate_report *r)
 	r->seq = (word >> OPTR_FB_SEQ_SHIFT) & OPTR_FB_SEQ_MASK;
 	r->loss = (word >> OPTR_FB_LOSS_SHIFT) & 0xff;
 	r->ce = (word >> OPTR_FB_CE_SHIFT) & 0xff;
+	r->epochs = word & OPTR_FB_EPOCHS;
+	r->echo = (word >> OPTR_FB_ECHO_SHIFT) & OPTR_FB_EPOCH_MASK;
+	return true;
+}
+
+/* The epoch the sender of @word stamped on it; false if it stamps none. */
+bool optr_rate_epoch(u32 word, u8 *epoch)
+{
+	if (!(word & OPTR_FB_EPOCHS))
+		return false;
+	*epoch = word & OPTR_FB_EPOCH_MASK;
 	return true;
 }
 
@@ -348,26 +369,45 @@ u32 optr_rate_in_time(u32 mbps, u64 left, s64 ns)
 }
 
 /*
- * A send to @dst begins: note when (a report from @dst moves the rate only
- * if it is about traffic sent since the last cut), and return the
- * feedback word for its datagrams: the report about @dst's traffic, or 0
- * (none; always for a multicast).
+ * The feedback word of the next datagram to @dst (OPTR_WIRE_DST_ALL: a
+ * multicast): our epoch, and the latest report about @dst's traffic if
+ * there is one. Taken again for every batch, so that a report published
+ * while a long send runs leaves with its next datagram. 0 without rate
+ * control.
  */
-u32 optr_rate_tx_begin(struct optr_sock *osk, u32 dst)
+u32 optr_rate_tx_word(struct optr_sock *osk, u32 dst)
 {
 	struct optr_comm *comm = optr_sock_comm(osk);
 	struct optr_rate_peer *p;
 	u32 word;
 
 	lockdep_assert_held(&osk->tx_lock);
-	if (!comm || dst >= comm->nranks || !optr_rate_enabled())
+	if (!comm || !optr_rate_enabled())
 		return 0;
+	word = OPTR_FB_EPOCHS |
+	       (READ_ONCE(comm->rate->path.epoch) & OPTR_FB_EPOCH_MASK);
+	if (dst >= comm->nranks)
+		return word;
 	p = &comm->rate->peer[dst];
-	WRITE_ONCE(p->tx_at, ktime_get());
-	word = READ_ONCE(p->fb_word);
-	if (word && !READ_ONCE(p->fb_sent))
+	word |= READ_ONCE(p->fb_word);
+	if ((word & OPTR_FB_VALID) && !READ_ONCE(p->fb_sent))
 		WRITE_ONCE(p->fb_sent, true);
 	return word;
+}
+
+/*
+ * A send to @dst begins: note when (a loss report from @dst moves the rate
+ * only if it is about a message sent since the last cut), and return the
+ * feedback word for its first datagrams.
+ */
+u32 optr_rate_tx_begin(struct optr_sock *osk, u32 dst)
+{
+	struct optr_comm *comm = optr_sock_comm(osk);
+
+	lockdep_assert_held(&osk->tx_lock);
+	if (comm && dst < comm->nranks && optr_rate_enabled())
+		WRITE_ONCE(comm->rate->peer[dst].tx_at, ktime_get());
+	return optr_rate_tx_word(osk, dst);
 }
 
 /*
@@ -413,6 +453,9 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 	} else if (v == OPTR_RATE_LOSSY || new != old) {
 		path->cut_at = ktime_get();
 		path->cuts++;
+		/* Reports echoing an older epoch judge the rate before. */
+		WRITE_ONCE(path->epoch,
+			   (path->epoch + 1) & OPTR_FB_EPOCH_MASK);
 	} else {
 		path->holds++;
 	}
@@ -466,13 +509,17 @@ u8 optr_rate_tos(void)
 
 /*
  * A new report from @src about our traffic to it: counted, and a step of
- * the rate if it is about traffic sent since the last cut (the last send
- * to @src began after it). Older ones judge a rate a cut already left:
- * acting on them would cut once per reporting peer for one congestion,
- * or raise the rate back for traffic the cut has not yet seen. Clean
- * reports after it each raise: a call sends to every peer, so the rate
- * climbs up to once per peer a call (a report per message is all the
- * feedback there is, and a call is long against a queue's time).
+ * the rate if it is about traffic sent since the last cut. Older ones
+ * judge a rate a cut already left: acting on them would cut once per
+ * reporting peer for one congestion, or raise the rate back for traffic
+ * the cut has not yet seen. A report of marks or of nothing covers the
+ * datagrams since the one before, and echoes our epoch on the first of
+ * them: it judges the current rate if that is our epoch now. One of loss
+ * covers whole messages (a hole is known only once later bytes came), so
+ * it judges the current rate if the last send to @src began after the
+ * cut; so does every report of a peer that echoes no epochs. Clean
+ * reports after a cut each raise: a clean report comes only with the end
+ * of a message, so the rate climbs up to once per peer and message.
  */
 static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 			    u32 src, const struct optr_rate_report *rep)
@@ -492,31 +539,79 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 		p->decreases++;
 	else
 		p->increases++;
-	if (!optr_rate_sent_since_cut(path, p))
+	if (v == OPTR_RATE_LOSSY || !rep->epochs ?
+	    !optr_rate_sent_since_cut(path, p) : rep->echo != path->epoch) {
+		p->stale++;
 		return;
+	}
 	optr_rate_move(osk, src, v, rep->loss, rep->ce, false);
+}
+
+/*
+ * Publish a new report to @p's rank, covering everything since the last
+ * report that went out (one that never left, because nothing went to it
+ * in between, is merged into this one, and its echo, the older, kept).
+ */
+static void optr_rate_publish(struct optr_rate_peer *p)
+{
+	struct optr_rate_report rep = { .epochs = true };
+
+	rep.echo = p->acc_echo;
+	if (p->fb_word && !READ_ONCE(p->fb_sent)) {
+		p->acc_expected += p->pub_expected;
+		p->acc_missing += p->pub_missing;
+		p->acc_dgrams += p->pub_dgrams;
+		p->acc_ce += p->pub_ce;
+		rep.echo = p->pub_echo;
+	}
+	p->pub_expected = p->acc_expected;
+	p->pub_missing = p->acc_missing;
+	p->pub_dgrams = p->acc_dgrams;
+	p->pub_ce = p->acc_ce;
+	p->pub_echo = rep.echo;
+	p->acc_expected = 0;
+	p->acc_missing = 0;
+	p->acc_dgrams = 0;
+	p->acc_ce = 0;
+	p->seq = (p->seq + 1) & OPTR_FB_SEQ_MASK;
+	rep.seq = p->seq;
+	rep.loss = optr_rate_frac(p->pub_missing, p->pub_expected);
+	rep.ce = optr_rate_frac(p->pub_ce, p->pub_dgrams);
+	WRITE_ONCE(p->fb_sent, false);
+	WRITE_ONCE(p->fb_word, optr_rate_encode(&rep));
 }
 
 /*
  * A datagram from a member, about to be delivered to @osk (the receive
  * path, for every datagram): count it, and its CE mark, towards the next
- * report to its sender, and apply the report it carries about our own
- * traffic to that sender, once per report.
+ * report to its sender (the first one since the last report gives the
+ * report's echo, the sender's epoch on it), publish that report early
+ * once OPTR_RATE_REPORT_DGRAMS datagrams came and some were marked, and
+ * apply the report it carries about our own traffic to that sender, once
+ * per report.
  */
 void optr_rate_rx(struct optr_sock *osk, const struct optr_frag *f, bool ce)
 {
 	struct optr_comm *comm = osk->comm;
 	struct optr_rate_report rep;
 	struct optr_rate_peer *p;
+	u8 epoch = 0;
 
 	lockdep_assert_held(&osk->lock);
 	if (!optr_rate_enabled() || f->src >= comm->nranks)
 		return;
 	p = &comm->rate->peer[f->src];
+	optr_rate_epoch(f->feedback, &epoch);
+	if (!p->acc_dgrams)
+		p->acc_echo = epoch;
 	p->acc_dgrams++;
 	if (ce) {
 		p->acc_ce++;
 		p->ce_rx++;
+	}
+	if (p->acc_ce && p->acc_dgrams >= OPTR_RATE_REPORT_DGRAMS) {
+		optr_rate_publish(p);
+		p->early++;
 	}
 	if (f->dst != comm->rank || !optr_rate_decode(f->feedback, &rep))
 		return;
@@ -527,15 +622,13 @@ void optr_rate_rx(struct optr_sock *osk, const struct optr_frag *f, bool ce)
 
 /*
  * A message from @src ended (completed, expired or ended early, not
- * cancelled) with @got of it: publish a new report to @src, covering
- * everything since the last report that went out; none for a message of
- * which nothing came.
+ * cancelled) with @got of it: publish a new report to @src; none for a
+ * message of which nothing came.
  */
 void optr_rate_msg_end(struct optr_sock *osk, u32 src,
 		       const struct optr_ranges *got)
 {
 	struct optr_comm *comm = osk->comm;
-	struct optr_rate_report rep;
 	struct optr_rate_peer *p;
 	u32 judged, missing;
 
@@ -548,27 +641,7 @@ void optr_rate_msg_end(struct optr_sock *osk, u32 src,
 	p = &comm->rate->peer[src];
 	p->acc_expected += judged;
 	p->acc_missing += missing;
-	/* The last one never left: this one covers it too. */
-	if (p->fb_word && !READ_ONCE(p->fb_sent)) {
-		p->acc_expected += p->pub_expected;
-		p->acc_missing += p->pub_missing;
-		p->acc_dgrams += p->pub_dgrams;
-		p->acc_ce += p->pub_ce;
-	}
-	p->pub_expected = p->acc_expected;
-	p->pub_missing = p->acc_missing;
-	p->pub_dgrams = p->acc_dgrams;
-	p->pub_ce = p->acc_ce;
-	p->acc_expected = 0;
-	p->acc_missing = 0;
-	p->acc_dgrams = 0;
-	p->acc_ce = 0;
-	p->seq = (p->seq + 1) & OPTR_FB_SEQ_MASK;
-	rep.seq = p->seq;
-	rep.loss = optr_rate_frac(p->pub_missing, p->pub_expected);
-	rep.ce = optr_rate_frac(p->pub_ce, p->pub_dgrams);
-	WRITE_ONCE(p->fb_sent, false);
-	WRITE_ONCE(p->fb_word, optr_rate_encode(&rep));
+	optr_rate_publish(p);
 }
 
 static u32 optr_rate_ppm(u8 frac)
@@ -595,6 +668,10 @@ static int optr_rate_nl_peer(struct sk_buff *skb, const struct optr_rate_peer *p
 			optr_rate_ppm(p->last_loss)) ||
 	    nla_put_u32(skb, OPTIREDUCE_PEER_CE_PPM, optr_rate_ppm(p->last_ce)) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_PEER_CE_RX, p->ce_rx,
+			      OPTIREDUCE_PEER_PAD) ||
+	    nla_put_u64_64bit(skb, OPTIREDUCE_PEER_EARLY, p->early,
+			      OPTIREDUCE_PEER_PAD) ||
+	    nla_put_u64_64bit(skb, OPTIREDUCE_PEER_STALE, p->stale,
 			      OPTIREDUCE_PEER_PAD)) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;

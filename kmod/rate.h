@@ -11,8 +11,9 @@
  * Locking: struct optr_rate lives in the communicator. Everything in it
  * changes under osk->lock (the receive path, the round ends, and a send
  * that saw its queue drop, which takes it); the send path, which holds
- * only osk->tx_lock, reads the rate and fb_word and writes fb_sent, tx_forced
- * and tx_at with READ_ONCE/WRITE_ONCE, single words that need no lock.
+ * only osk->tx_lock, reads the rate, the epoch and fb_word and writes
+ * fb_sent, tx_forced and tx_at with READ_ONCE/WRITE_ONCE, single words
+ * that need no lock.
  */
 #ifndef _OPTR_RATE_H
 #define _OPTR_RATE_H
@@ -31,6 +32,15 @@ struct sk_buff;
 #define OPTR_FB_SEQ_MASK	0x7fU
 #define OPTR_FB_LOSS_SHIFT	16
 #define OPTR_FB_CE_SHIFT	8
+/*
+ * The low byte: epochs. The sender's epoch (its count of rate cuts, mod
+ * 8) on every datagram, and with a report the echo of the epoch the
+ * reported rank stamped on the first datagram the report covers; EPOCHS
+ * says both are there (a module from before them sends the byte 0).
+ */
+#define OPTR_FB_EPOCHS		0x80U
+#define OPTR_FB_ECHO_SHIFT	4
+#define OPTR_FB_EPOCH_MASK	0x7U
 /* Fractions are in 255ths, rounded up: any loss or mark is at least 1. */
 #define OPTR_FB_FRAC_ONE	255U
 
@@ -65,6 +75,15 @@ struct sk_buff;
  * per this long at most, time for the cut rate to show in the queue.
  */
 #define OPTR_RATE_QUEUE_GAP_NS	(1 * NSEC_PER_MSEC)
+/*
+ * A receiver publishes a report about a sender's traffic at each end of
+ * a message from it and, once this many of its datagrams came since the
+ * last report and some of them were CE-marked, before the end: a mark
+ * reaches its sender within a few dozen datagrams instead of a message
+ * later (at 4 MiB calls in the 8-rank fabric a message took seconds,
+ * and the queues overflowed long before its report came).
+ */
+#define OPTR_RATE_REPORT_DGRAMS	32U
 
 /* What a report says about the path. */
 enum optr_rate_verdict {
@@ -77,6 +96,8 @@ struct optr_rate_report {
 	u8 seq;			/* 0..OPTR_FB_SEQ_MASK */
 	u8 loss;		/* bytes missing / bytes expected, 255ths */
 	u8 ce;			/* CE-marked datagrams / datagrams, 255ths */
+	bool epochs;		/* the reporter speaks epochs: echo is valid */
+	u8 echo;		/* our epoch on the first datagram it covers */
 };
 
 /* The tunables, read once per decision. */
@@ -104,6 +125,7 @@ struct optr_rate_path {
 	u64 cuts;		/* congestion steps taken */
 	u64 raises;		/* clean steps taken */
 	u64 holds;		/* marked reports too light to cut */
+	u8 epoch;		/* cuts, mod OPTR_FB_EPOCH_MASK + 1 */
 	u64 queue_drops;	/* batches our own queue dropped */
 };
 
@@ -125,15 +147,19 @@ struct optr_rate_peer {
 	u64 acc_missing;	/* ... missing when they did */
 	u32 acc_dgrams;		/* its datagrams received */
 	u32 acc_ce;		/* ... with CE set */
+	u8 acc_echo;		/* its epoch on the first of them */
 	/* What the published report covers, until it was sent. */
 	u64 pub_expected;
 	u64 pub_missing;
 	u32 pub_dgrams;
 	u32 pub_ce;
+	u8 pub_echo;
 	u8 seq;			/* of the published report */
 	bool fb_sent;		/* it went out at least once */
 	u32 fb_word;		/* host order; 0: nothing to report */
 	u64 ce_rx;		/* CE-marked datagrams received from it */
+	u64 early;		/* reports to it published before a message end */
+	u64 stale;		/* its reports about traffic before our cut */
 };
 
 struct optr_rate {
@@ -144,6 +170,7 @@ struct optr_rate {
 /* Pure logic (KUnit-tested). */
 u32 optr_rate_encode(const struct optr_rate_report *r);
 bool optr_rate_decode(u32 word, struct optr_rate_report *r);
+bool optr_rate_epoch(u32 word, u8 *epoch);
 u8 optr_rate_frac(u64 part, u64 whole);
 enum optr_rate_verdict optr_rate_judge(const struct optr_rate_report *r,
 				       bool tx_forced);
@@ -168,6 +195,7 @@ void optr_rate_free(struct optr_rate *rate);
 u32 optr_rate_mbps(struct optr_sock *osk, u32 fixed_mbps);
 u32 optr_rate_in_time(u32 mbps, u64 left, s64 ns);
 u32 optr_rate_tx_begin(struct optr_sock *osk, u32 dst);
+u32 optr_rate_tx_word(struct optr_sock *osk, u32 dst);
 void optr_rate_tx_forced(struct optr_sock *osk, u32 dst);
 void optr_rate_queue_drop(struct optr_sock *osk, u32 dst, bool hurried);
 u8 optr_rate_tos(void);

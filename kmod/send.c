@@ -457,6 +457,9 @@ static int optr_path_batch(struct optr_sock *osk, struct optr_tx_path *p,
 			deadline);
 	if (err)
 		return err;
+	/* A report published since the last batch leaves with this one. */
+	if (start)
+		p->f.feedback = optr_rate_tx_word(osk, p->f.dst);
 	skb = optr_build(osk, &p->f, &nseg, p->maxp, p->hroom, &p->iter, key,
 			 deadline, &err);
 	if (!skb)

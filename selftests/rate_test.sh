@@ -14,6 +14,9 @@
 #     asserted), and what the switch and uplinks dropped is printed;
 #   - its rates fell (decreases in rank 0's netlink dump, every rate under
 #     the start), and the tracepoint saw decreases and marks;
+#   - rank 0 reported marks to its peers before their messages ended (a
+#     64 KiB shard is 47 datagrams; a report goes early after 32 with
+#     marks among them);
 #   - each rank's rate started where the library's TCP warm-up measured
 #     its path (OPTIREDUCE_RATE_START_MBPS), not at the 200 Mbit/s ceiling;
 #   - its knee, rate_knee_pct above that start, is in the netlink dump, and
@@ -97,7 +100,8 @@ calls_done() {
 }
 
 # peers FILE: rank 0's sockets (optireduce -j sock show) into FILE.json,
-# at once; peers_parse FILE, later: "RATE DECREASES INCREASES" per peer,
+# at once; peers_parse FILE, later: "RATE DECREASES INCREASES EARLY
+# STALE" per peer,
 # one line each, into FILE, and "RATE CUTS RAISES QUEUE_DROPS KNEE" of the
 # communicator into FILE.comm (python starts slowly under TCG, and the
 # remaining calls must not end before the fabric is unshaped).
@@ -113,7 +117,8 @@ with open(sys.argv[2], "w") as comm:
             print(s["rate_mbps"], s["rate_cuts"], s["rate_raises"],
                   s["queue_drops"], s.get("rate_knee_mbps", 0), file=comm)
         for p in s.get("peers", []):
-            print(p["rate_mbps"], p["decreases"], p["increases"])
+            print(p["rate_mbps"], p["decreases"], p["increases"],
+                  p["reports_early"], p["reports_stale"])
 ' "$1.json" "$1.comm" >"$1"
 }
 
@@ -203,6 +208,11 @@ ktap_check "rate control loses fewer entries than fixed pacing" \
 ktap_check "rates fell under congestion" awk -v start=$START -v peers=$((N - 1)) '
 	{ n++; if ($1 >= start || $2 < 1) bad = 1 }
 	END { exit !(n == peers && !bad) }' "$OUT/peers.congested"
+ktap_check "marks were reported before their messages ended" awk '
+	{ early += $4; stale += $5 }
+	END { printf "# early reports from rank 0: %d; stale reports to it: %d\n",
+		     early, stale
+	      exit !(early > 0) }' "$OUT/peers.congested"
 ktap_check "the communicator's rate was cut" awk -v start=$START '
 	{ n++; if ($1 >= start || $2 < 1) bad = 1 }
 	END { exit !(n == 1 && !bad) }' "$OUT/peers.congested.comm"

@@ -494,7 +494,8 @@ static void auth_known_answer(struct kunit *test)
 
 static void rate_encoding(struct kunit *test)
 {
-	struct optr_rate_report r, g;
+	struct optr_rate_report r = {}, g;
+	u8 epoch;
 	u32 w;
 
 	KUNIT_EXPECT_FALSE(test, optr_rate_decode(0, &g));
@@ -510,11 +511,35 @@ static void rate_encoding(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, g.seq, r.seq);
 		KUNIT_EXPECT_EQ(test, g.loss, r.loss);
 		KUNIT_EXPECT_EQ(test, g.ce, r.ce);
-		/* The reserved low byte is ignored. */
-		KUNIT_ASSERT_TRUE(test, optr_rate_decode(w | 0xa5, &g));
+		KUNIT_EXPECT_FALSE(test, g.epochs);
+		/* The reserved bit 3 and the sender's epoch are not the
+		 * report's.
+		 */
+		KUNIT_ASSERT_TRUE(test, optr_rate_decode(w | 0x0f, &g));
 		KUNIT_EXPECT_EQ(test, g.seq, r.seq);
 		KUNIT_EXPECT_EQ(test, g.ce, r.ce);
+		KUNIT_EXPECT_FALSE(test, g.epochs);
 	}
+	/* With epochs: the echo in bits 6..4, EPOCHS in bit 7; the
+	 * sender's own epoch, bits 2..0, comes with or without a report.
+	 */
+	r = (struct optr_rate_report){ .seq = 5, .loss = 0x20, .ce = 3,
+				       .epochs = true, .echo = 6 };
+	w = optr_rate_encode(&r);
+	KUNIT_EXPECT_EQ(test, w, 0x852003e0U);
+	KUNIT_ASSERT_TRUE(test, optr_rate_decode(w | 3, &g));
+	KUNIT_EXPECT_TRUE(test, g.epochs);
+	KUNIT_EXPECT_EQ(test, g.echo, 6);
+	KUNIT_EXPECT_TRUE(test, optr_rate_epoch(w | 3, &epoch));
+	KUNIT_EXPECT_EQ(test, epoch, 3);
+	KUNIT_EXPECT_FALSE(test, optr_rate_decode(OPTR_FB_EPOCHS | 5, &g));
+	KUNIT_EXPECT_TRUE(test, optr_rate_epoch(OPTR_FB_EPOCHS | 5, &epoch));
+	KUNIT_EXPECT_EQ(test, epoch, 5);
+	/* A module from before epochs sends the byte 0: none. */
+	KUNIT_EXPECT_FALSE(test, optr_rate_epoch(0x85200300U, &epoch));
+	/* An echo past 3 bits wraps. */
+	r.echo = 9;
+	KUNIT_EXPECT_EQ(test, optr_rate_encode(&r), 0x85200390U);
 	/* The documented layout: valid, seq 5, loss 0x20, ce 0x03. */
 	r = (struct optr_rate_report){ .seq = 5, .loss = 0x20, .ce = 3 };
 	KUNIT_EXPECT_EQ(test, optr_rate_encode(&r), 0x85200300U);

@@ -57,6 +57,8 @@ static void print_peer(const struct nlattr *nest)
 		[OPTIREDUCE_PEER_LOSS_PPM] = MNL_TYPE_U32,
 		[OPTIREDUCE_PEER_CE_PPM] = MNL_TYPE_U32,
 		[OPTIREDUCE_PEER_CE_RX] = MNL_TYPE_U64,
+		[OPTIREDUCE_PEER_EARLY] = MNL_TYPE_U64,
+		[OPTIREDUCE_PEER_STALE] = MNL_TYPE_U64,
 	};
 	const struct nlattr *tb[__OPTIREDUCE_PEER_MAX];
 
@@ -86,6 +88,12 @@ static void print_peer(const struct nlattr *nest)
 	if (tb[OPTIREDUCE_PEER_CE_RX])
 		print_uint("ce_rx", " ce_rx %llu",
 			   attr_u64(tb[OPTIREDUCE_PEER_CE_RX]));
+	if (tb[OPTIREDUCE_PEER_EARLY])
+		print_uint("reports_early", " early %llu",
+			   attr_u64(tb[OPTIREDUCE_PEER_EARLY]));
+	if (tb[OPTIREDUCE_PEER_STALE])
+		print_uint("reports_stale", " stale %llu",
+			   attr_u64(tb[OPTIREDUCE_PEER_STALE]));
 	print_text("\n");
 	print_close_object();
 }

@@ -487,12 +487,18 @@ enum {
 	OPTIREDUCE_PEER_PAD,
 	OPTIREDUCE_PEER_RANK,		/* u32 */
 	OPTIREDUCE_PEER_RATE_MBPS,	/* u32: what a send to it leaves at */
-	OPTIREDUCE_PEER_REPORTS,	/* u64: its reports applied */
+	OPTIREDUCE_PEER_REPORTS,	/* u64: its reports received */
 	OPTIREDUCE_PEER_DECREASES,	/* u64: ... that were congestion */
 	OPTIREDUCE_PEER_INCREASES,	/* u64: ... that were clean */
 	OPTIREDUCE_PEER_LOSS_PPM,	/* u32: loss in its last report */
 	OPTIREDUCE_PEER_CE_PPM,		/* u32: CE marks in its last report */
 	OPTIREDUCE_PEER_CE_RX,		/* u64: CE-marked datagrams from it */
+	OPTIREDUCE_PEER_EARLY,		/* u64: our reports to it published
+					 * before its message ended (marks)
+					 */
+	OPTIREDUCE_PEER_STALE,		/* u64: its reports about traffic sent
+					 * before our last cut, not applied
+					 */
 	__OPTIREDUCE_PEER_MAX
 };
 
