@@ -529,7 +529,11 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 
 	lockdep_assert_held(&osk->lock);
 	v = optr_rate_judge(rep, READ_ONCE(p->tx_forced));
-	WRITE_ONCE(p->tx_forced, false);
+	/* A forced send excuses the loss its message's report brings, not
+	 * the marks reported while it ran (those carry no loss).
+	 */
+	if (rep->loss)
+		WRITE_ONCE(p->tx_forced, false);
 	p->have_seq = true;
 	p->last_seq = rep->seq;
 	p->last_loss = rep->loss;
