@@ -306,6 +306,15 @@ void optr_rate_cfg_get(struct optr_rate_cfg *cfg)
 	cfg->knee_mbps = 0;
 }
 
+/* The tunables, and @osk's communicator's knee, for a step or the dump
+ * (the send path needs only the bounds: optr_rate_cfg_get()).
+ */
+static void optr_rate_cfg_sock(struct optr_sock *osk, struct optr_rate_cfg *cfg)
+{
+	optr_rate_cfg_get(cfg);
+	cfg->knee_mbps = optr_rate_knee(READ_ONCE(osk->rate_start_mbps), cfg);
+}
+
 struct optr_rate *optr_rate_alloc(u32 nranks)
 {
 	struct optr_rate *rate;
@@ -442,8 +451,7 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 	u32 old, new;
 
 	lockdep_assert_held(&osk->lock);
-	optr_rate_cfg_get(&cfg);
-	cfg.knee_mbps = optr_rate_knee(READ_ONCE(osk->rate_start_mbps), &cfg);
+	optr_rate_cfg_sock(osk, &cfg);
 	old = optr_rate_now(osk, osk->comm, optr_rate_fixed(osk), &cfg);
 	path->st.rate_mbps = old;
 	new = optr_rate_step(&path->st, v, ce, &cfg);
@@ -724,12 +732,10 @@ int optr_rate_nl_put(struct sk_buff *skb, struct optr_sock *osk)
 
 	if (!comm)
 		return 0;
-	optr_rate_cfg_get(&cfg);
+	optr_rate_cfg_sock(osk, &cfg);
 	spin_lock_bh(&osk->lock);
 	mbps = optr_rate_now(osk, comm, optr_rate_fixed(osk), &cfg);
-	err = optr_rate_nl_path(skb, &comm->rate->path, mbps,
-				optr_rate_knee(READ_ONCE(osk->rate_start_mbps),
-					       &cfg));
+	err = optr_rate_nl_path(skb, &comm->rate->path, mbps, cfg.knee_mbps);
 	for (r = 0; !err && r < comm->nranks; r++) {
 		const struct optr_rate_peer *p = &comm->rate->peer[r];
 
