@@ -26,13 +26,20 @@
  * after their receive's deadline had ended it. Those are losses a longer
  * deadline would have avoided, unlike drops on the wire, which no deadline
  * recovers. After each lossy call: more than OR_EST_LATE_PPM of its bytes
- * late widens the margin by OR_EST_MARGIN_UP (up to OR_EST_MARGIN_MAX);
- * otherwise it shrinks by OR_EST_MARGIN_DOWN, never below 1. So where the
+ * late widens the margin by OR_EST_MARGIN_UP, or by 1 / (1 - f) where a
+ * share f of its bytes came late and that is more (up to
+ * OR_EST_MARGIN_MAX); otherwise it shrinks by OR_EST_MARGIN_DOWN, never
+ * below 1. The wider step is what the deadline would have needed had the
+ * data kept arriving at the pace it did: a call that moves from a fast
+ * reliable path to a slower paced one (rate control on a congested
+ * fabric, where TCP's warm-up took half the time) is late by half its
+ * bytes once, not by a little in each of the calls the 1.25 steps would
+ * take to get there. So where the
  * reliable path's timing predicts the lossy path's (the paper's setting)
  * the margin stays 1 and the bound is t_B; where it does not (a noisy or
  * emulated host, a receiver that runs behind, small calls on which the
  * kernel path is slower than TCP), the margin settles where the up and
- * down steps balance: a share ln(1/DOWN) / (ln UP + ln(1/DOWN)) of the
+ * down steps balance (late shares under a fifth, so steps of 1.25): a share ln(1/DOWN) / (ln UP + ln(1/DOWN)) of the
  * lossy calls late, 2.2%, without a per-machine constant. For a small call
  * one late message is a sixth of a rank's entries (4 ranks), so that is
  * about 0.4% of entries. With DOWN 0.95 the balance was at 19% of calls:

@@ -55,8 +55,8 @@ int main(void)
 	T_ASSERT(or_est_bound(&e, (1 << 16) + (1 << 15)) == 45000000ull,
 		 "agreed t_B scaled");
 	T_ASSERT(or_est_bound(&e, 1 << 20) == 5000000ull * 16, "other class");
-	/* The margin is this rank's. */
-	or_est_late(&e, 1000, 1000);
+	/* The margin is this rank's. A tenth late: one step of a quarter. */
+	or_est_late(&e, 1000, 100);
 	T_ASSERT(or_est_bound(&e, 1 << 16) ==
 		 (uint64_t)(30000000ull * OR_EST_MARGIN_UP), "agreed times margin");
 	/* Nobody has an estimate: nothing changes. */
@@ -90,6 +90,35 @@ int main(void)
 	for (int i = 0; i < 2000; i++)
 		or_est_late(&e, 6000, i % 100 ? 0 : 1000);
 	T_ASSERT(e.margin < 1.3, "1%% late: margin %g", e.margin);
+	/* A large late share widens the margin by what the deadline would
+	 * have needed at the pace the data came: half late, twice the
+	 * bound; a tenth late, still the 1.25 step; all late (or more than
+	 * the call, counted whole), the cap; a jump stops at the cap too.
+	 */
+	{
+		static const struct {
+			double from;
+			uint64_t bytes, late;
+			double want;
+			const char *what;
+		} jump[] = {
+			{ 1.0, 1000000, 500000, 2.0, "half late" },
+			{ 1.0, 1000000, 100000, OR_EST_MARGIN_UP, "a tenth late" },
+			{ 1.0, 1000000, 1000000, OR_EST_MARGIN_MAX, "all late" },
+			{ 1.0, 1000, 5000, OR_EST_MARGIN_MAX, "over-late" },
+			{ 3.0, 1000000, 500000, OR_EST_MARGIN_MAX, "jump capped" },
+			{ 1.0, 0, 0, 1.0, "empty call" },
+		};
+
+		for (unsigned int i = 0; i < sizeof(jump) / sizeof(jump[0]); i++) {
+			e.margin = jump[i].from;
+			or_est_late(&e, jump[i].bytes, jump[i].late);
+			T_ASSERT(e.margin > jump[i].want - 1e-9 &&
+				 e.margin < jump[i].want + 1e-9,
+				 "%s: margin %g, want %g", jump[i].what,
+				 e.margin, jump[i].want);
+		}
+	}
 	/* Late data under OR_EST_LATE_PPM of the bytes counts as on time. */
 	for (int i = 0; i < 200; i++)
 		or_est_late(&e, 1000000, OR_EST_LATE_PPM - 1);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The deadline margin follows late data, not loss. Rank 2 gets a straggler
- * in every call for a while (data that comes after its deadline): its
- * margin widens by a quarter per call up to 4x, its bound with it, and the late
+ * in every call for a while (data that comes after its deadline): a
+ * quarter of what it receives, so its margin widens by 1 / (1 - 1/4) per
+ * call up to 4x, its bound with it, and the late
  * bytes are counted. Then the stragglers stop and packets are dropped on
  * the wire instead: the margin narrows again call by call, and the rank
  * that loses packets keeps a margin of 1, since no deadline would have
@@ -15,7 +16,7 @@
 #define N		3
 #define COUNT		3000		/* shards of 1000 entries */
 #define WARMUP		4
-#define LATE_CALLS	8		/* 1.25^7 > 4: reaches the cap */
+#define LATE_CALLS	8		/* (4/3)^5 > 4: reaches the cap */
 #define DROP_CALLS	10
 
 static int late(void *arg, int src, int dst, uint64_t tag)
@@ -90,8 +91,10 @@ int main(void)
 			int k = call - WARMUP + 1;	/* late calls so far */
 			double want = 100;
 
+			/* Late: 1000 of the 4000 entries rank 2 receives
+			 * (two 1000-entry shards in each phase). */
 			for (int i = 0; i < k; i++)
-				want *= 1.25;
+				want *= 4.0 / 3;
 			if (want > 400)
 				want = 400;
 			T_ASSERT(st2.margin_pct >= (uint64_t)want - 1 &&
