@@ -594,13 +594,52 @@ static void optr_rate_publish(struct optr_rate_peer *p)
 }
 
 /*
+ * A datagram from @p's rank, carrying its sender's @epoch, came (@ce: with
+ * a CE mark): count it towards the next report, the first since the last
+ * report giving the report's echo, and publish that report early once
+ * OPTR_RATE_REPORT_DGRAMS came and some were marked. True if it did.
+ */
+bool optr_rate_count(struct optr_rate_peer *p, u8 epoch, bool ce)
+{
+	if (!p->acc_dgrams)
+		p->acc_echo = epoch;
+	p->acc_dgrams++;
+	if (ce) {
+		p->acc_ce++;
+		p->ce_rx++;
+	}
+	if (!p->acc_ce || p->acc_dgrams < OPTR_RATE_REPORT_DGRAMS)
+		return false;
+	optr_rate_publish(p);
+	p->early++;
+	return true;
+}
+
+/*
+ * A message from @p's rank ended, @judged bytes of it judged and @missing
+ * of those missing: publish a report, unless it would say nothing. With
+ * no datagram since the last report (an early one covered them all) and
+ * nothing missing it would be a clean report on no traffic, and its echo
+ * that of the datagrams before the last report: after a marked report
+ * that held the rate, the sender would take it as a clean report on the
+ * same epoch and raise. The bytes stay counted for the next report. True
+ * if it published.
+ */
+bool optr_rate_end(struct optr_rate_peer *p, u32 judged, u32 missing)
+{
+	p->acc_expected += judged;
+	p->acc_missing += missing;
+	if (!p->acc_dgrams && !p->acc_missing)
+		return false;
+	optr_rate_publish(p);
+	return true;
+}
+
+/*
  * A datagram from a member, about to be delivered to @osk (the receive
  * path, for every datagram): count it, and its CE mark, towards the next
- * report to its sender (the first one since the last report gives the
- * report's echo, the sender's epoch on it), publish that report early
- * once OPTR_RATE_REPORT_DGRAMS datagrams came and some were marked, and
- * apply the report it carries about our own traffic to that sender, once
- * per report.
+ * report to its sender (optr_rate_count()), and apply the report it
+ * carries about our own traffic to that sender, once per report.
  */
 void optr_rate_rx(struct optr_sock *osk, const struct optr_frag *f, bool ce)
 {
@@ -614,17 +653,7 @@ void optr_rate_rx(struct optr_sock *osk, const struct optr_frag *f, bool ce)
 		return;
 	p = &comm->rate->peer[f->src];
 	optr_rate_epoch(f->feedback, &epoch);
-	if (!p->acc_dgrams)
-		p->acc_echo = epoch;
-	p->acc_dgrams++;
-	if (ce) {
-		p->acc_ce++;
-		p->ce_rx++;
-	}
-	if (p->acc_ce && p->acc_dgrams >= OPTR_RATE_REPORT_DGRAMS) {
-		optr_rate_publish(p);
-		p->early++;
-	}
+	optr_rate_count(p, epoch, ce);
 	if (f->dst != comm->rank || !optr_rate_decode(f->feedback, &rep))
 		return;
 	if (p->have_seq && rep.seq == p->last_seq)
@@ -634,14 +663,13 @@ void optr_rate_rx(struct optr_sock *osk, const struct optr_frag *f, bool ce)
 
 /*
  * A message from @src ended (completed, expired or ended early, not
- * cancelled) with @got of it: publish a new report to @src; none for a
- * message of which nothing came.
+ * cancelled) with @got of it: publish a new report to @src
+ * (optr_rate_end()); none for a message of which nothing came.
  */
 void optr_rate_msg_end(struct optr_sock *osk, u32 src,
 		       const struct optr_ranges *got)
 {
 	struct optr_comm *comm = osk->comm;
-	struct optr_rate_peer *p;
 	u32 judged, missing;
 
 	lockdep_assert_held(&osk->lock);
@@ -650,10 +678,7 @@ void optr_rate_msg_end(struct optr_sock *osk, u32 src,
 	judged = optr_rate_seen(got, &missing);
 	if (!judged)
 		return;
-	p = &comm->rate->peer[src];
-	p->acc_expected += judged;
-	p->acc_missing += missing;
-	optr_rate_publish(p);
+	optr_rate_end(&comm->rate->peer[src], judged, missing);
 }
 
 static u32 optr_rate_ppm(u8 frac)

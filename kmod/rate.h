@@ -183,6 +183,8 @@ u32 optr_rate_start(u32 start_mbps, u32 fixed_mbps,
 u32 optr_rate_knee(u32 start_mbps, const struct optr_rate_cfg *cfg);
 u32 optr_rate_needed(u64 bytes, s64 ns);
 u32 optr_rate_seen(const struct optr_ranges *got, u32 *missing);
+bool optr_rate_count(struct optr_rate_peer *p, u8 epoch, bool ce);
+bool optr_rate_end(struct optr_rate_peer *p, u32 judged, u32 missing);
 
 bool optr_rate_enabled(void);
 void optr_rate_cfg_get(struct optr_rate_cfg *cfg);

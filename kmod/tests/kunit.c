@@ -748,6 +748,54 @@ static void rate_seen(struct kunit *test)
 	optr_ranges_free(&r);
 }
 
+/*
+ * The receiver's reports: an early one after OPTR_RATE_REPORT_DGRAMS with
+ * a mark, echoing the epoch of the first datagram it covers; at a
+ * message's end a report only where there is something to say.
+ */
+static void rate_reports(struct kunit *test)
+{
+	struct optr_rate_peer *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	struct optr_rate_report rep;
+	u32 word;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	for (u32 i = 0; i < OPTR_RATE_REPORT_DGRAMS - 1; i++)
+		KUNIT_EXPECT_FALSE(test, optr_rate_count(p, 2, i == 3));
+	KUNIT_EXPECT_TRUE(test, optr_rate_count(p, 5, false));
+	KUNIT_EXPECT_EQ(test, p->early, 1ULL);
+	KUNIT_ASSERT_TRUE(test, optr_rate_decode(p->fb_word, &rep));
+	KUNIT_EXPECT_EQ(test, rep.echo, 2);
+	KUNIT_EXPECT_EQ(test, rep.ce, optr_rate_frac(1, OPTR_RATE_REPORT_DGRAMS));
+	KUNIT_EXPECT_EQ(test, rep.loss, 0);
+	p->fb_sent = true;	/* the send path carried it */
+	word = p->fb_word;
+
+	/* The message ends whole right after: nothing new to say, and a
+	 * clean report echoing epoch 2 would read as a clean one on the
+	 * epoch the marked report held. The bytes wait for the next.
+	 */
+	KUNIT_EXPECT_FALSE(test, optr_rate_end(p, 4000, 0));
+	KUNIT_EXPECT_EQ(test, p->fb_word, word);
+	KUNIT_EXPECT_EQ(test, p->acc_expected, 4000ULL);
+
+	/* A datagram of the next message, which ends with a quarter missing:
+	 * a lossy report over both messages' bytes, echoing the new epoch.
+	 */
+	KUNIT_EXPECT_FALSE(test, optr_rate_count(p, 3, false));
+	KUNIT_EXPECT_TRUE(test, optr_rate_end(p, 4000, 2000));
+	KUNIT_ASSERT_TRUE(test, optr_rate_decode(p->fb_word, &rep));
+	KUNIT_EXPECT_EQ(test, rep.echo, 3);
+	KUNIT_EXPECT_EQ(test, rep.ce, 0);
+	KUNIT_EXPECT_EQ(test, rep.loss, optr_rate_frac(2000, 8000));
+	p->fb_sent = true;
+
+	/* Loss with no datagram since the last report is still reported. */
+	KUNIT_EXPECT_TRUE(test, optr_rate_end(p, 1000, 1000));
+	KUNIT_ASSERT_TRUE(test, optr_rate_decode(p->fb_word, &rep));
+	KUNIT_EXPECT_EQ(test, rep.loss, optr_rate_frac(1000, 1000));
+}
+
 static void rate_start(struct kunit *test)
 {
 	const struct optr_rate_cfg cfg = {
@@ -883,6 +931,7 @@ static struct kunit_case optr_rate_cases[] = {
 	KUNIT_CASE(rate_aimd),
 	KUNIT_CASE(rate_step),
 	KUNIT_CASE(rate_seen),
+	KUNIT_CASE(rate_reports),
 	KUNIT_CASE(rate_start),
 	KUNIT_CASE(rate_knee),
 	KUNIT_CASE(rate_needed),
