@@ -283,10 +283,15 @@ runnable() {
 # 1 to 4. So it lies between the shortest warm-up time of any rank and
 # four times the largest t_B of any rank. The times are the calls' from
 # becoming active (duration less queued), which the engine reads a little
-# later than its own sample (under 1 ms here): 5% of room. The slack the
-# transport adds on top is not part of the bound.
+# later than its own sample (under 1 ms here): 5% of room. With the
+# Hadamard transform they also hold the inverse transform, done after the
+# last receive and so not in the engine's sample, which bounds receives:
+# a quarter of these calls' time on one emulating host (lossy bounds at
+# 0.71-0.76 of the shortest warm-up time, Intel host, TCG), so half. The
+# slack the transport adds on top is not part of the bound.
 check_bound() {
 	awk -v n="$2" '
+		BEGIN { room = 0.95 }
 		function pct(a, k,   i, j, t) {
 			for (i = 2; i <= k; i++)
 				for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
@@ -296,6 +301,7 @@ check_bound() {
 		}
 		FNR == 1 { r++; k = 0; delete a }
 		/^call / && $6 == "reliable" {
+			if ($8) room = 0.5
 			a[++k] = $3 - $15
 			if (!nmin || a[k] < tmin) { tmin = a[k]; nmin = 1 }
 			t = pct(a, k)
@@ -310,9 +316,9 @@ check_bound() {
 		END {
 			for (i = 1; i <= n; i++)
 				printf "# rank %d: warm-up t_B %.3f ms\n", i - 1, own[i] / 1e6
-			printf "# warm-up times %.3f ms to t_B %.3f ms; lossy calls\047 bounds %.3f-%.3f ms\n",
-				tmin / 1e6, tmax / 1e6, bmin / 1e6, bmax / 1e6
-			exit r != n || !nmin || !nb || bmin < tmin * 0.95 ||
+			printf "# warm-up times %.3f ms to t_B %.3f ms; lossy calls\047 bounds %.3f-%.3f ms (room %.2f)\n",
+				tmin / 1e6, tmax / 1e6, bmin / 1e6, bmax / 1e6, room
+			exit r != n || !nmin || !nb || bmin < tmin * room ||
 				bmax > tmax * 4 * 1.05
 		}' "$OUT/$1".[0-9]
 }
@@ -574,6 +580,32 @@ if [ -w "$PARAMS/rate_control" ]; then
 	echo 0 >"$PARAMS/rate_control"
 else
 	ktap_fail "n=4 rate control: the module has rate_control"
+fi
+
+# --- a sender behind the deadline: the margin jumps at once -------------
+# 1 MiB calls paced at 40 Mbit/s take several times what the TCP warm-up
+# took, so the one lossy call's receives expire while each sender is still
+# sending, most of its message to come. The receives' missing tails count
+# as late as they end, and that share of the call widens the margin at
+# once (to its 400% cap, 1 / (1 - share) per call). Counting only stale
+# fragments, most of which come after the call ended, took it to 125%.
+if runnable "sender behind the deadline" 2; then
+	name="n=2 sender behind the deadline"
+	params_save pace_mbps
+	echo 40 >"$PARAMS/pace_mbps"
+	if run_case "$name" 2 OPTIREDUCE_WARMUP=4 OPTIREDUCE_HADAMARD=off \
+		    -- --calls 5 --count 262144 --check none &&
+	   awk "$KV"'/^rank=/ { kv(); k++
+			       printf "# rank %s: margin %s%% after %s lossy call(s), %s of %s entries lost\n",
+				      v["rank"], v["margin_pct"], v["lossy"], v["lost"], v["expected"]
+			       if (v["path"] != "kernel" || v["lossy"] != 1 || v["margin_pct"] < 150) bad = 1 }
+		     END { exit bad || k != 2 }' "$OUT/$name".[0-9]; then
+		ktap_ok "$name: one late call widens the margin by what it lacked"
+	else
+		ktap_fail "$name: one late call widens the margin by what it lacked"
+		explain "$name"
+	fi
+	params_restore
 fi
 
 # --- netem loss ------------------------------------------------------------

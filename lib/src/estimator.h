@@ -23,7 +23,8 @@
  *
  * The margin. The bound given to a lossy call is t_B times a margin that
  * follows late data: bytes that arrived (or whose receive was posted)
- * after their receive's deadline had ended it. Those are losses a longer
+ * after their receive's deadline had ended it, or whose sender was still
+ * sending when it did (transport.h, late()). Those are losses a longer
  * deadline would have avoided, unlike drops on the wire, which no deadline
  * recovers. After each lossy call: more than OR_EST_LATE_PPM of its bytes
  * late widens the margin by OR_EST_MARGIN_UP, or by 1 / (1 - f) where a

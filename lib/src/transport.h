@@ -188,8 +188,10 @@ struct or_transport_ops {
 	/*
 	 * Lossy transports: bytes so far that came too late for their
 	 * receive (they arrived, or their receive was posted, after its
-	 * deadline ended it). Only ever grows. These are losses a longer
-	 * deadline would have avoided, unlike drops on the wire: the engine's
+	 * deadline ended it, or their sender was still sending when it
+	 * did). Only ever grows; counted by the call whose deadline cut them
+	 * where the transport can tell. These are losses a longer deadline
+	 * would have avoided, unlike drops on the wire: the engine's
 	 * deadline margin follows them. NULL: never late (reliable).
 	 */
 	uint64_t (*late)(struct or_transport *t);

@@ -367,24 +367,36 @@ static void kt_destroy(struct or_transport *t)
 }
 
 /*
- * Late data: posts that came after their round ended (late_post), and
- * fragments the socket dropped as stale, i.e. for a message whose receive
- * had already ended. The socket counts those in packets; each is taken at
- * the socket's average payload so far. One getsockopt per call.
+ * Late data: posts that came after their round ended (late_post), and the
+ * data of messages whose receive ended before it came. The latter shows
+ * two ways: as the tails of expired messages whose senders were still
+ * sending (expired_tail(), known as the receive ends), and as fragments
+ * the socket dropped as stale because they came after it (counted in
+ * packets, each taken at the socket's average payload; known only once
+ * they came, often after the call whose deadline cut them). The same
+ * bytes may be counted both ways, so each call takes the larger of the
+ * two since the last: a sender still sending when the deadline hit counts
+ * in the call it was late for, not one later. One getsockopt per call.
  */
 static uint64_t kt_late(struct or_transport *t)
 {
 	struct kt *kt = (struct kt *)t;
 	struct optireduce_stats st;
 	socklen_t len = sizeof(st);
+	uint64_t stale = kt->stale_seen, behind;
 
-	if (getsockopt(kt->fd, kt->sol, OPTIREDUCE_STATS, &st, &len) ||
-	    len < offsetof(struct optireduce_stats, drop_no_post) ||
-	    !st.rx_packets)
-		return kt->late_bytes;
-	return kt->late_bytes +
-	       (uint64_t)((double)st.drop_stale_round * st.rx_bytes /
-			  st.rx_packets);
+	if (!getsockopt(kt->fd, kt->sol, OPTIREDUCE_STATS, &st, &len) &&
+	    len >= offsetof(struct optireduce_stats, drop_no_post) &&
+	    st.rx_packets)
+		stale = (uint64_t)((double)st.drop_stale_round * st.rx_bytes /
+				   st.rx_packets);
+	behind = kt->behind_bytes - kt->behind_seen;
+	/* The average payload moves: never a negative share. */
+	stale = stale > kt->stale_seen ? stale - kt->stale_seen : 0;
+	kt->wire_late += OR_MAX(behind, stale);
+	kt->behind_seen = kt->behind_bytes;
+	kt->stale_seen += stale;
+	return kt->late_bytes + kt->wire_late;
 }
 
 /*

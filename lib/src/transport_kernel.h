@@ -129,6 +129,12 @@ struct kt {
 	int quiet;
 	int64_t slack_ns;		/* OPTIREDUCE_DEADLINE_SLACK_MS */
 	uint64_t late_bytes;		/* posted after their round ended */
+	uint64_t behind_bytes;		/* expired before their sender's
+					 * tail came (expired_tail())
+					 */
+	uint64_t behind_seen;		/* ... when kt_late() last looked */
+	uint64_t stale_seen;		/* stale fragments' bytes, same */
+	uint64_t wire_late;		/* kt_late()'s sum of the larger */
 	uint64_t sends_inline;		/* io_uring: sends issued in place */
 	uint64_t sends_async;		/* ... and by io-wq workers */
 	uint64_t sends_scatter;		/* OR_SEND_SCATTER, either engine */

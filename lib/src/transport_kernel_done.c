@@ -186,6 +186,28 @@ static uint32_t copy_missing(const struct optireduce_completion *rec,
 	return k;
 }
 
+/*
+ * Bytes of an expired message that its sender had not got to: those past
+ * the furthest byte that came, when neither its last fragment came nor
+ * the sender moved on to a later round, so it was still sending (behind
+ * the deadline). A longer deadline would have had them. None for a
+ * message of which nothing came: a peer that never started (or is gone)
+ * says nothing about how long a message takes, and must not widen every
+ * deadline. None for a record whose missing ranges did not all fit.
+ */
+static uint64_t expired_tail(const struct optireduce_completion *rec)
+{
+	const struct optireduce_range *last;
+
+	if (rec->status != OPTIREDUCE_EXPIRED || !rec->received ||
+	    !rec->nranges || rec->nranges != rec->nmissing ||
+	    rec->flags & (OPTIREDUCE_COMPL_LAST_SEEN |
+			  OPTIREDUCE_COMPL_MOVED_ON | OPTIREDUCE_COMPL_TRUNC))
+		return 0;
+	last = &rec->ranges[rec->nranges - 1];
+	return (uint64_t)last->offset + last->len == rec->len ? last->len : 0;
+}
+
 static void record(struct kt *kt, const struct optireduce_completion *rec)
 {
 	uint32_t idx = (uint32_t)rec->user_data, gen = rec->user_data >> 32;
@@ -200,6 +222,7 @@ static void record(struct kt *kt, const struct optireduce_completion *rec)
 	c.user_data = op->user_data;
 	c.bytes = rec->received;
 	kt->t.bytes_received += rec->received;
+	kt->behind_bytes += expired_tail(rec);
 	switch (rec->status) {
 	case OPTIREDUCE_COMPLETE:
 		break;
