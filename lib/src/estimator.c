@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "estimator.h"
+#include "util.h"
 
 static unsigned int size_class(uint64_t bytes)
 {
@@ -22,16 +23,12 @@ void or_est_late(struct or_estimator *e, uint64_t bytes, uint64_t late)
 	double f = bytes ? (double)late / bytes : 0;
 
 	e->late_bytes += late;
-	if (f * 1e6 <= OR_EST_LATE_PPM) {
+	if (f * 1e6 <= OR_EST_LATE_PPM)
 		e->margin *= OR_EST_MARGIN_DOWN;
-	} else if (f < 1 - 1 / OR_EST_MARGIN_MAX) {
-		/* Data arriving at an even pace until a deadline that cut
-		 * a share f of it short needed the deadline over (1 - f). */
-		e->margin *= f > 1 - 1 / OR_EST_MARGIN_UP ? 1 / (1 - f) :
-							    OR_EST_MARGIN_UP;
-	} else {
-		e->margin *= OR_EST_MARGIN_MAX;
-	}
+	else	/* Data arriving at an even pace until a deadline that cut a
+		 * share f of it short needed the deadline over (1 - f). */
+		e->margin *= f < 1 ? OR_MAX(OR_EST_MARGIN_UP, 1 / (1 - f)) :
+				     OR_EST_MARGIN_MAX;
 	if (e->margin > OR_EST_MARGIN_MAX)
 		e->margin = OR_EST_MARGIN_MAX;
 	if (e->margin < 1.0)

@@ -40,8 +40,9 @@
  * the margin stays 1 and the bound is t_B; where it does not (a noisy or
  * emulated host, a receiver that runs behind, small calls on which the
  * kernel path is slower than TCP), the margin settles where the up and
- * down steps balance (late shares under a fifth, so steps of 1.25): a share ln(1/DOWN) / (ln UP + ln(1/DOWN)) of the
- * lossy calls late, 2.2%, without a per-machine constant. For a small call
+ * down steps balance (late shares under a fifth, so steps of 1.25): a
+ * share ln(1/DOWN) / (ln UP + ln(1/DOWN)) of the lossy calls late, 2.2%,
+ * without a per-machine constant. For a small call
  * one late message is a sixth of a rank's entries (4 ranks), so that is
  * about 0.4% of entries. With DOWN 0.95 the balance was at 19% of calls:
  * 4-rank 64 KiB calls in the calm guest lost 2-5% of their entries once

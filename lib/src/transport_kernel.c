@@ -383,18 +383,17 @@ static uint64_t kt_late(struct or_transport *t)
 	struct kt *kt = (struct kt *)t;
 	struct optireduce_stats st;
 	socklen_t len = sizeof(st);
-	uint64_t stale = kt->stale_seen, behind;
+	uint64_t stale = kt->stale_seen;
 
 	if (!getsockopt(kt->fd, kt->sol, OPTIREDUCE_STATS, &st, &len) &&
 	    len >= offsetof(struct optireduce_stats, drop_no_post) &&
 	    st.rx_packets)
 		stale = (uint64_t)((double)st.drop_stale_round * st.rx_bytes /
 				   st.rx_packets);
-	behind = kt->behind_bytes - kt->behind_seen;
 	/* The average payload moves: never a negative share. */
 	stale = stale > kt->stale_seen ? stale - kt->stale_seen : 0;
-	kt->wire_late += OR_MAX(behind, stale);
-	kt->behind_seen = kt->behind_bytes;
+	kt->wire_late += OR_MAX(kt->behind_bytes, stale);
+	kt->behind_bytes = 0;
 	kt->stale_seen += stale;
 	return kt->late_bytes + kt->wire_late;
 }

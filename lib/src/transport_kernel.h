@@ -130,10 +130,10 @@ struct kt {
 	int64_t slack_ns;		/* OPTIREDUCE_DEADLINE_SLACK_MS */
 	uint64_t late_bytes;		/* posted after their round ended */
 	uint64_t behind_bytes;		/* expired before their sender's
-					 * tail came (expired_tail())
+					 * tail came (expired_tail()), since
+					 * kt_late() last looked
 					 */
-	uint64_t behind_seen;		/* ... when kt_late() last looked */
-	uint64_t stale_seen;		/* stale fragments' bytes, same */
+	uint64_t stale_seen;		/* stale fragments' bytes then */
 	uint64_t wire_late;		/* kt_late()'s sum of the larger */
 	uint64_t sends_inline;		/* io_uring: sends issued in place */
 	uint64_t sends_async;		/* ... and by io-wq workers */

@@ -201,8 +201,7 @@ static uint64_t expired_tail(const struct optireduce_completion *rec)
 
 	if (rec->status != OPTIREDUCE_EXPIRED || !rec->received ||
 	    !rec->nranges || rec->nranges != rec->nmissing ||
-	    rec->flags & (OPTIREDUCE_COMPL_LAST_SEEN |
-			  OPTIREDUCE_COMPL_MOVED_ON | OPTIREDUCE_COMPL_TRUNC))
+	    rec->flags & (OPTIREDUCE_COMPL_LAST_SEEN | OPTIREDUCE_COMPL_MOVED_ON))
 		return 0;
 	last = &rec->ranges[rec->nranges - 1];
 	return (uint64_t)last->offset + last->len == rec->len ? last->len : 0;
