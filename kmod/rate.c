@@ -5,18 +5,25 @@
  * AllReduce sends both ways between every pair within a call), what it saw
  * of our traffic: the loss of the messages it expected from us and the
  * fraction of our datagrams a switch marked CE, at every end of a message
- * and, once a few dozen datagrams came with marks among them, before it.
- * Each sender stamps its epoch (its count of cuts) on its datagrams and
- * each report echoes it, so a report about traffic sent since the last
- * cut is known as such, however long the send it came from. Such a report
- * moves the rate: down by rate_md_pct on loss above
+ * and every few dozen datagrams before it. Each sender stamps its epoch
+ * (its count of moves, cuts and raises) on its datagrams and each report
+ * echoes it, so a report about traffic sent since the rate last moved is
+ * known as such, however long the send it came from, and the rate moves
+ * at most once per report about its current value (with clean reports
+ * every few dozen datagrams from each of seven peers, a raise on each
+ * tripled the rate before the first report about a raised rate came
+ * back). Such a report moves the rate: down by rate_md_pct on loss above
  * OPTR_RATE_LOSS_MIN, in proportion to the fraction marked on marks (as
  * DCTCP); up on a clean one, first halfway back to the rate before the
  * last cut (OPTR_RATE_RECOVER times, as DCQCN's fast recovery), then by a
  * step that grows with a run of clean reports but stays under an eighth
  * of the rate; neither past the knee (rate_knee_pct above the start the
- * caller measured), above which a clean report adds 1/128 of the rate. A
- * drop in our own queue cuts it as a lossy report would,
+ * caller measured), above which a clean report adds 1/128 of the rate.
+ * A clean report raises only a rate that held a send back since the
+ * rate last moved: one the sender does not reach (a busy CPU, a receiver
+ * it waits for) says nothing of the path, and raised on it would let the
+ * next send that can leave at once overrun every queue. A drop in our
+ * own queue cuts it as a lossy report would,
  * once per send at most. Always within [rate_min_mbps, rate_max_mbps].
  * Loss counts only below the furthest byte that came (optr_rate_seen()):
  * what had not come when a message ended was late, not dropped.
@@ -171,18 +178,22 @@ u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
  * and at or above it a clean report adds only 1/2^OPTR_RATE_KNEE_SHIFT of
  * the rate: the path carried about the knee when the caller measured it,
  * so probing beyond is slow, but not barred (the path may have got faster
- * since). A marked report whose cut rounds to nothing holds the rate and
- * is no cut: it neither remembers a rate to recover to (which would
- * replace the one the last real cut left, and strand the rate low) nor
- * uses up a recovery step (nor, in optr_rate_move(), counts as one). At
- * the floor a mark holds too: there is nowhere lower to go. s->rate_mbps
- * must hold a value (the start, before the first step).
+ * since). The fraction of a Mbit/s a report adds there is kept for the
+ * next (s->credit, in 256ths): near a 30 Mbit/s link 1/128 is a quarter
+ * of a Mbit/s, and rounded up to a whole one each report added 3% of the
+ * rate, four times the rule. A marked report whose cut rounds to nothing
+ * holds the rate and is no cut: it neither remembers a rate to recover
+ * to (which would replace the one the last real cut left, and strand the
+ * rate low) nor uses up a recovery step (nor, in optr_rate_move(), counts
+ * as one). At the floor a mark holds too: there is nowhere lower to go.
+ * s->rate_mbps must hold a value (the start, before the first step).
  */
 u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 		   const struct optr_rate_cfg *cfg)
 {
 	u32 rate = clamp(s->rate_mbps, cfg->min_mbps, cfg->max_mbps);
 	u32 knee = cfg->knee_mbps ? cfg->knee_mbps : U32_MAX;
+	u64 credit;
 	u32 to;
 
 	if (v != OPTR_RATE_CLEAN) {
@@ -193,6 +204,7 @@ u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 		}
 		s->target_mbps = rate;
 		s->recover = OPTR_RATE_RECOVER;
+		s->credit = 0;
 		s->rate_mbps = to;
 		return to;
 	}
@@ -208,8 +220,13 @@ u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 	if (rate >= knee) {
 		if (s->clean < OPTR_RATE_CLEAN_MAX)
 			s->clean++;
-		to = max_t(u32, rate >> OPTR_RATE_KNEE_SHIFT, 1);
-		s->rate_mbps = min_t(u64, (u64)rate + to, cfg->max_mbps);
+		credit = s->credit +
+			 ((u64)rate << OPTR_RATE_CREDIT_SHIFT >>
+			  OPTR_RATE_KNEE_SHIFT);
+		s->credit = credit & (BIT(OPTR_RATE_CREDIT_SHIFT) - 1);
+		s->rate_mbps = min_t(u64,
+				     (u64)rate + (credit >> OPTR_RATE_CREDIT_SHIFT),
+				     cfg->max_mbps);
 		return s->rate_mbps;
 	}
 	s->rate_mbps = min(optr_rate_aimd(rate, v, ce, &s->clean, cfg), knee);
@@ -420,6 +437,21 @@ u32 optr_rate_tx_begin(struct optr_sock *osk, u32 dst)
 }
 
 /*
+ * A batch of a send waited for the rate (optr_pace()): the sender keeps
+ * up with it, so the path, not the sender, is what a clean report at
+ * this rate judges (optr_rate_move()).
+ */
+void optr_rate_limited(struct optr_sock *osk)
+{
+	struct optr_comm *comm = optr_sock_comm(osk);
+
+	lockdep_assert_held(&osk->tx_lock);
+	if (comm && optr_rate_enabled() &&
+	    !READ_ONCE(comm->rate->path.limited))
+		WRITE_ONCE(comm->rate->path.limited, true);
+}
+
+/*
  * A send to @dst ended at its timeout with fragments unsent, or left
  * faster than the rate to make its timeout (optr_rate_in_time()): the
  * timeout, not the rate, shaped what @dst will report of it.
@@ -454,18 +486,32 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 	optr_rate_cfg_sock(osk, &cfg);
 	old = optr_rate_now(osk, osk->comm, optr_rate_fixed(osk), &cfg);
 	path->st.rate_mbps = old;
+	if (v == OPTR_RATE_CLEAN && !READ_ONCE(path->limited)) {
+		/* The sender did not reach the rate: a hold. */
+		path->holds++;
+		trace_optireduce_rate(osk->comm->id, osk->comm->rank, peer, old,
+				      old, loss, ce, queue);
+		return;
+	}
 	new = optr_rate_step(&path->st, v, ce, &cfg);
 	WRITE_ONCE(path->st.rate_mbps, new);
-	if (v == OPTR_RATE_CLEAN) {
+	if (v == OPTR_RATE_CLEAN && new != old) {
 		path->raises++;
+	} else if (v == OPTR_RATE_CLEAN) {
+		path->holds++;	/* at the ceiling, or a fraction above the knee */
 	} else if (v == OPTR_RATE_LOSSY || new != old) {
 		path->cut_at = ktime_get();
 		path->cuts++;
-		/* Reports echoing an older epoch judge the rate before. */
-		WRITE_ONCE(path->epoch,
-			   (path->epoch + 1) & OPTR_FB_EPOCH_MASK);
 	} else {
 		path->holds++;
+	}
+	if (new != old || v == OPTR_RATE_LOSSY) {
+		/* Reports echoing an older epoch judge the rate before, and
+		 * what held that rate back says nothing of this one.
+		 */
+		WRITE_ONCE(path->epoch,
+			   (path->epoch + 1) & OPTR_FB_EPOCH_MASK);
+		WRITE_ONCE(path->limited, false);
 	}
 	trace_optireduce_rate(osk->comm->id, osk->comm->rank, peer, old, new,
 			      loss, ce, queue);
@@ -517,17 +563,16 @@ u8 optr_rate_tos(void)
 
 /*
  * A new report from @src about our traffic to it: counted, and a step of
- * the rate if it is about traffic sent since the last cut. Older ones
- * judge a rate a cut already left: acting on them would cut once per
- * reporting peer for one congestion, or raise the rate back for traffic
- * the cut has not yet seen. A report of marks or of nothing covers the
- * datagrams since the one before, and echoes our epoch on the first of
- * them: it judges the current rate if that is our epoch now. One of loss
- * covers whole messages (a hole is known only once later bytes came), so
- * it judges the current rate if the last send to @src began after the
- * cut; so does every report of a peer that echoes no epochs. Clean
- * reports after a cut each raise: a clean report comes only with the end
- * of a message, so the rate climbs up to once per peer and message.
+ * the rate if it is about traffic sent at the current rate. Older ones
+ * judge a rate a move already left: acting on them would cut once per
+ * reporting peer for one congestion, raise the rate back for traffic
+ * the cut has not yet seen, or raise again before anyone saw the last
+ * raise. A report of marks or of nothing covers the datagrams since the
+ * one before, and echoes our epoch on the first of them: it judges the
+ * current rate if that is our epoch now. One of loss covers whole
+ * messages (a hole is known only once later bytes came), so it judges
+ * the current rate if the last send to @src began after the last cut; so
+ * does every report of a peer that echoes no epochs.
  */
 static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 			    u32 src, const struct optr_rate_report *rep)
@@ -597,7 +642,10 @@ static void optr_rate_publish(struct optr_rate_peer *p)
  * A datagram from @p's rank, carrying its sender's @epoch, came (@ce: with
  * a CE mark): count it towards the next report, the first since the last
  * report giving the report's echo, and publish that report early once
- * OPTR_RATE_REPORT_DGRAMS came and some were marked. True if it did.
+ * OPTR_RATE_REPORT_DGRAMS came, marked or not: a long message's sender
+ * hears of marks within a few dozen datagrams, and of a clean path as
+ * soon, where with clean reports only at a message's end a rate cut
+ * early in a message of seconds stayed low to its end. True if it did.
  */
 bool optr_rate_count(struct optr_rate_peer *p, u8 epoch, bool ce)
 {
@@ -608,7 +656,7 @@ bool optr_rate_count(struct optr_rate_peer *p, u8 epoch, bool ce)
 		p->acc_ce++;
 		p->ce_rx++;
 	}
-	if (!p->acc_ce || p->acc_dgrams < OPTR_RATE_REPORT_DGRAMS)
+	if (p->acc_dgrams < OPTR_RATE_REPORT_DGRAMS)
 		return false;
 	optr_rate_publish(p);
 	p->early++;

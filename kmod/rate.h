@@ -12,8 +12,8 @@
  * changes under osk->lock (the receive path, the round ends, and a send
  * that saw its queue drop, which takes it); the send path, which holds
  * only osk->tx_lock, reads the rate, the epoch and fb_word and writes
- * fb_sent, tx_forced and tx_at with READ_ONCE/WRITE_ONCE, single words
- * that need no lock.
+ * fb_sent, tx_forced, tx_at and the path's limited with
+ * READ_ONCE/WRITE_ONCE, single words that need no lock.
  */
 #ifndef _OPTR_RATE_H
 #define _OPTR_RATE_H
@@ -33,10 +33,10 @@ struct sk_buff;
 #define OPTR_FB_LOSS_SHIFT	16
 #define OPTR_FB_CE_SHIFT	8
 /*
- * The low byte: epochs. The sender's epoch (its count of rate cuts, mod
- * 8) on every datagram, and with a report the echo of the epoch the
- * reported rank stamped on the first datagram the report covers; EPOCHS
- * says both are there (a module from before them sends the byte 0).
+ * The low byte: epochs. The sender's epoch (its count of rate moves, cuts
+ * and raises, mod 8) on every datagram, and with a report the echo of the
+ * epoch the reported rank stamped on the first datagram the report covers;
+ * EPOCHS says both are there (a module from before them sends the byte 0).
  */
 #define OPTR_FB_EPOCHS		0x80U
 #define OPTR_FB_ECHO_SHIFT	4
@@ -65,11 +65,13 @@ struct sk_buff;
 #define OPTR_RATE_RECOVER	3U
 /*
  * Above the knee (the start rate the caller measured, plus rate_knee_pct)
- * a clean report adds 1/2^OPTR_RATE_KNEE_SHIFT of the rate, at least
- * 1 Mbit/s: a whole run of OPTR_RATE_CLEAN_MAX clean reports adds an
- * eighth, where below it a single one may.
+ * a clean report adds 1/2^OPTR_RATE_KNEE_SHIFT of the rate, its fraction
+ * of a Mbit/s (in 2^-OPTR_RATE_CREDIT_SHIFT) carried to the next: a whole
+ * run of OPTR_RATE_CLEAN_MAX clean reports adds an eighth, where below it
+ * a single one may.
  */
 #define OPTR_RATE_KNEE_SHIFT	(OPTR_RATE_STEP_SHIFT + 4)
+#define OPTR_RATE_CREDIT_SHIFT	8
 /*
  * Our own queue dropped a datagram: the rate is above our link's. One cut
  * per this long at most, time for the cut rate to show in the queue.
@@ -116,6 +118,7 @@ struct optr_rate_state {
 	u32 target_mbps;	/* before the last cut */
 	u8 recover;		/* clean reports left that head back to it */
 	u8 clean;		/* consecutive clean reports, capped */
+	u8 credit;		/* above the knee: 256ths of a Mbit/s owed */
 };
 
 /* The communicator's sending rate (towards every rank). */
@@ -123,9 +126,10 @@ struct optr_rate_path {
 	struct optr_rate_state st;
 	ktime_t cut_at;		/* when a report or drop last cut it */
 	u64 cuts;		/* congestion steps taken */
-	u64 raises;		/* clean steps taken */
-	u64 holds;		/* marked reports too light to cut */
-	u8 epoch;		/* cuts, mod OPTR_FB_EPOCH_MASK + 1 */
+	u64 raises;		/* clean steps that moved it */
+	u64 holds;		/* reports that left it as it was */
+	bool limited;		/* it held a send back since its last move */
+	u8 epoch;		/* moves, mod OPTR_FB_EPOCH_MASK + 1 */
 	u64 queue_drops;	/* batches our own queue dropped */
 };
 
@@ -197,6 +201,7 @@ void optr_rate_free(struct optr_rate *rate);
 u32 optr_rate_mbps(struct optr_sock *osk, u32 fixed_mbps);
 u32 optr_rate_in_time(u32 mbps, u64 left, s64 ns);
 u32 optr_rate_tx_begin(struct optr_sock *osk, u32 dst);
+void optr_rate_limited(struct optr_sock *osk);
 u32 optr_rate_tx_word(struct optr_sock *osk, u32 dst);
 void optr_rate_tx_forced(struct optr_sock *osk, u32 dst);
 void optr_rate_queue_drop(struct optr_sock *osk, u32 dst, bool hurried);

@@ -83,6 +83,9 @@ static int optr_pace(struct optr_sock *osk, u32 mbps, u32 wire_bytes,
 		return -ETIMEDOUT;
 	/* bits / (Mbit/s) = microseconds; * 1000 for ns */
 	osk->next_tx = ktime_add_ns(when, div_u64((u64)wire_bytes * 8000, mbps));
+	/* On schedule, not behind it: the rate holds this sender back. */
+	if (ktime_after(when, now))
+		optr_rate_limited(osk);
 	if (ktime_to_ns(ktime_sub(when, now)) < OPTR_PACE_SLACK_NS)
 		return 0;
 	/*

@@ -21,10 +21,14 @@
 #     its path (OPTIREDUCE_RATE_START_MBPS), not at the 200 Mbit/s ceiling;
 #   - its knee, rate_knee_pct above that start, is in the netlink dump, and
 #     no step crossed it from below nor, at or above it, added more than
-#     1/128 of the rate (at least 1 Mbit/s) (the tracepoint);
+#     1/128 of the rate and the fraction of a Mbit/s the reports before
+#     left over (the tracepoint);
 #   - once the fabric is unshaped (the congestion stops), with the calls
 #     still running, the rates rise again (the tracepoint: rates above
-#     where the congestion left them).
+#     where the congestion left them);
+#   - a rate the senders never reach (200 Gbit/s, on the unshaped links)
+#     is not raised by the clean reports that come back: rank 0's dump
+#     counts holds and no raise.
 # Nothing about time is asserted. Under two minutes in the TCG guest.
 
 dir=$(cd "$(dirname "$0")" && pwd)
@@ -102,7 +106,7 @@ calls_done() {
 # peers FILE: rank 0's sockets (optireduce -j sock show) into FILE.json,
 # at once; peers_parse FILE, later: "RATE DECREASES INCREASES EARLY
 # STALE" per peer,
-# one line each, into FILE, and "RATE CUTS RAISES QUEUE_DROPS KNEE" of the
+# one line each, into FILE, and "RATE CUTS RAISES QUEUE_DROPS KNEE HOLDS" of the
 # communicator into FILE.comm (python starts slowly under TCG, and the
 # remaining calls must not end before the fabric is unshaped).
 peers() {
@@ -115,7 +119,8 @@ with open(sys.argv[2], "w") as comm:
     for s in json.load(open(sys.argv[1])):
         if "rate_mbps" in s:
             print(s["rate_mbps"], s["rate_cuts"], s["rate_raises"],
-                  s["queue_drops"], s.get("rate_knee_mbps", 0), file=comm)
+                  s["queue_drops"], s.get("rate_knee_mbps", 0),
+                  s["rate_holds"], file=comm)
         for p in s.get("peers", []):
             print(p["rate_mbps"], p["decreases"], p["increases"],
                   p["reports_early"], p["reports_stale"])
@@ -177,6 +182,20 @@ st_rate=$?
 [ $tracing = 1 ] && echo 0 >"$EVENT/enable"
 peers_parse "$OUT/peers.congested"
 
+# A rate no sender here reaches: the fixed rate a communicator without a
+# measured start begins at (no warm-up), under a ceiling above it.
+echo 1000000 >"$PARAMS/rate_max_mbps"
+echo 200000 >"$PARAMS/pace_mbps"
+port=$((port + 10))
+allreduce_ranks unreached $N $port 150 OPTIREDUCE_WARMUP=0 \
+	OPTIREDUCE_DIRECT_KB=0 OPTIREDUCE_HADAMARD=off -- --calls 300 &
+ranks=$!
+busywait 150000 calls_done "$OUT/unreached.0" 20
+peers "$OUT/peers.unreached"
+wait $ranks
+st_unreached=$?
+peers_parse "$OUT/peers.unreached"
+
 f_lost=$(lost fixed)
 r_lost=$(lost rate)
 echo "# fixed pacing at $START Mbit/s: entries lost in calls $WARM..$((CALLS - 2)): $f_lost"
@@ -213,6 +232,10 @@ ktap_check "marks were reported before their messages ended" awk '
 	END { printf "# early reports from rank 0: %d; stale reports to it: %d\n",
 		     early, stale
 	      exit !(early > 0) }' "$OUT/peers.congested"
+ktap_check "a rate the senders do not reach is held, not raised" awk -v st=$st_unreached '
+	{ n++; printf "# unreached rate of rank 0: %d Mbit/s, cuts %d, raises %d, holds %d\n", $1, $2, $3, $6
+	  if ($3 != 0 || $6 < 1) bad = 1 }
+	END { exit !(st == 0 && n == 1 && !bad) }' "$OUT/peers.unreached.comm"
 ktap_check "the communicator's rate was cut" awk -v start=$START '
 	{ n++; if ($1 >= start || $2 < 1) bad = 1 }
 	END { exit !(n == 1 && !bad) }' "$OUT/peers.congested.comm"
@@ -258,12 +281,13 @@ if [ $tracing = 1 ]; then
 		     { got = $5 } END { exit !(want > 0 && got == want) }' \
 		"$OUT/knee" "$OUT/peers.congested.comm"
 	# Every raise (NEW > OLD) from below the knee stops at it; from at
-	# or above it adds at most max(1, OLD / 128).
+	# or above it adds at most OLD / 128 and a carried fraction: the
+	# whole Mbit/s of OLD / 128, plus one.
 	ktap_check "no raise crossed the knee or climbed fast above it" awk '
 		NR == FNR { knee[$1] = $2; next }
 		$3 > $4 && ($1 in knee) {
 			if ($4 < knee[$1] && $3 > knee[$1]) bad++
-			step = int($4 / 128); if (step < 1) step = 1
+			step = int($4 / 128) + 1
 			if ($4 >= knee[$1] && $3 - $4 > step) bad++
 			if ($4 >= knee[$1]) above++
 		}

@@ -749,9 +749,9 @@ static void rate_seen(struct kunit *test)
 }
 
 /*
- * The receiver's reports: an early one after OPTR_RATE_REPORT_DGRAMS with
- * a mark, echoing the epoch of the first datagram it covers; at a
- * message's end a report only where there is something to say.
+ * The receiver's reports: an early one after OPTR_RATE_REPORT_DGRAMS,
+ * marked or clean, echoing the epoch of the first datagram it covers; at
+ * a message's end a report only where there is something to say.
  */
 static void rate_reports(struct kunit *test)
 {
@@ -794,6 +794,19 @@ static void rate_reports(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, optr_rate_end(p, 1000, 1000));
 	KUNIT_ASSERT_TRUE(test, optr_rate_decode(p->fb_word, &rep));
 	KUNIT_EXPECT_EQ(test, rep.loss, optr_rate_frac(1000, 1000));
+	p->fb_sent = true;
+
+	/* Clean datagrams are reported as early: the sender of a long
+	 * message hears that its path is clear before the message ends.
+	 */
+	for (u32 i = 0; i < OPTR_RATE_REPORT_DGRAMS - 1; i++)
+		KUNIT_EXPECT_FALSE(test, optr_rate_count(p, 4, false));
+	KUNIT_EXPECT_TRUE(test, optr_rate_count(p, 6, false));
+	KUNIT_EXPECT_EQ(test, p->early, 2ULL);
+	KUNIT_ASSERT_TRUE(test, optr_rate_decode(p->fb_word, &rep));
+	KUNIT_EXPECT_EQ(test, rep.echo, 4);
+	KUNIT_EXPECT_EQ(test, rep.ce, 0);
+	KUNIT_EXPECT_EQ(test, rep.loss, 0);
 }
 
 static void rate_start(struct kunit *test)
@@ -838,12 +851,19 @@ static void rate_knee(struct kunit *test)
 	s = (struct optr_rate_state){ .rate_mbps = 28 };
 	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
 			30U);
-	/* ... past it a clean report adds 1/128 of the rate, at least 1,
-	 * whatever the run of clean reports ...
+	/* ... past it a clean report adds 1/128 of the rate whatever the
+	 * run of clean reports, the fraction of a Mbit/s carried to the
+	 * next: at 30 Mbit/s a whole one on the fifth report ...
 	 */
-	for (i = 0; i < 20; i++)
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test,
+				optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+				30U);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
+			31U);
+	for (i = 0; i < 16; i++)
 		optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg);
-	KUNIT_EXPECT_EQ(test, s.rate_mbps, 50U);
+	KUNIT_EXPECT_EQ(test, s.rate_mbps, 35U);
 	cfg.knee_mbps = 512;
 	s = (struct optr_rate_state){ .rate_mbps = 512,
 				      .clean = OPTR_RATE_CLEAN_MAX };
@@ -855,7 +875,7 @@ static void rate_knee(struct kunit *test)
 	s.rate_mbps = 512;
 	for (i = 0; i < OPTR_RATE_CLEAN_MAX; i++)
 		optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg);
-	KUNIT_EXPECT_EQ(test, s.rate_mbps, 576U);
+	KUNIT_EXPECT_EQ(test, s.rate_mbps, 579U);
 	/* Recovery from a cut above the knee heads for the knee, not for
 	 * the rate it cut ...
 	 */
@@ -864,7 +884,7 @@ static void rate_knee(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_LOSSY, 0, &cfg),
 			30U);
 	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),
-			31U);
+			30U);
 	optr_rate_step(&s, OPTR_RATE_LOSSY, 0, &cfg);
 	KUNIT_EXPECT_EQ(test, s.rate_mbps, 15U);
 	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_CLEAN, 0, &cfg),

@@ -386,7 +386,8 @@ struct optireduce_estimate {
  *       control (module parameter rate_control) moved the rate or saw a
  *       drop: SOCK_RATE_MBPS u32, SOCK_RATE_CUTS u64, SOCK_RATE_RAISES
  *       u64, SOCK_QUEUE_DROPS u64 (the communicator's rate and its steps),
- *       SOCK_RATE_HOLDS u64 (marked reports too light to cut it),
+ *       SOCK_RATE_HOLDS u64 (reports that left it: marked too lightly to
+ *       cut, or clean while the rate did not hold the sender back),
  *       SOCK_RATE_KNEE_MBPS u32 (where a measured start set a knee),
  *       and once it has state for a rank, SOCK_PEERS (nested PEERS_PEER,
  *       each nested PEER_*: that rank's reports and marks; as many ranks
@@ -459,7 +460,7 @@ enum {
 	OPTIREDUCE_A_SOCK_RATE_RAISES,	/* u64: ... clean steps taken */
 	OPTIREDUCE_A_SOCK_QUEUE_DROPS,	/* u64: batches our own queue dropped */
 	OPTIREDUCE_A_SOCK_RATE_KNEE_MBPS, /* u32: ... above which it probes slowly */
-	OPTIREDUCE_A_SOCK_RATE_HOLDS,	/* u64: marked reports too light to cut */
+	OPTIREDUCE_A_SOCK_RATE_HOLDS,	/* u64: reports that left the rate */
 	__OPTIREDUCE_A_MAX
 };
 
