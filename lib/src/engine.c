@@ -507,11 +507,12 @@ static void p2_group(struct or_active *a, unsigned int g, int *lo, int *hi)
  * decided from count and size alone, so alike on every rank; ready_kb 0:
  * every lossy call, as the DDP hook does) therefore take one more step:
  * once its receives are posted, a rank says so to every peer over the
- * reliable path, and a peer sends it phase 1 only after that. Phase 2
- * needs none: its receives are posted with phase 1's. The receives of a
- * gated call wait for every peer's signal before their deadlines start
- * (start_clock()). Ranks in step lose about one one-way delay, on calls
- * that take many. A rank that is behind is waited for instead of flooded
+ * reliable path, and a peer sends it phase 1 only after that, to all of
+ * a round's peers at once when the last of them said so (issue_p1()).
+ * Phase 2 needs none: its receives are posted with phase 1's. The
+ * receives of a gated call wait for every peer's signal before their
+ * deadlines start (start_clock()). Ranks in step lose about one one-way
+ * delay, on calls that take many. A rank that is behind is waited for instead of flooded
  * or cut off, and its peers finish their call after it started: waiting
  * pulls ranks back into step, where sending at once would keep the ones
  * ahead ahead (each of their calls cut short by its deadline).
@@ -736,6 +737,15 @@ static int issue_p1(optireduce_comm *c, unsigned int k)
 		if (!a->direct)	/* else one send to all, below */
 			go[ngo++] = j;
 	}
+	/*
+	 * One scatter to all of the round's peers, once every one of them is
+	 * ready: a scatter to the few that are gives each of them a larger
+	 * part of this rank's rate, and the rank that started its call first,
+	 * ready first for everyone, would take several senders' whole rates
+	 * at its port at once.
+	 */
+	if (held)
+		ngo = 0;
 	rc = send_p1(c, go, ngo);
 	if (rc)
 		return rc;

@@ -101,10 +101,10 @@ struct or_active {
 	unsigned int loss_ppm;		/* safeguard threshold of this call */
 	uint8_t *p1_recv, *p1_send, *p2_recv, p2_send;	/* done flags */
 	/*
-	 * Ready signals (cfg.ready_kb): a gated call sends phase 1 to peer j
-	 * only after j's signal (ready[j]), or once OR_READY_WAIT_NS passed;
-	 * p1_issued[j] says the send went out, waiting counts the peers held
-	 * back, since wait_since.
+	 * Ready signals (cfg.ready_kb): a gated call sends a round's phase 1
+	 * once every peer j of the round signalled (ready[j]), or once
+	 * OR_READY_WAIT_NS passed; p1_issued[j] says the send went out,
+	 * waiting counts the peers not yet ready, since wait_since.
 	 */
 	int gated;
 	/* A catch-up call (see catch_up() in engine.c): deadlines count
