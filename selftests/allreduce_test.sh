@@ -282,17 +282,20 @@ runnable() {
 # ranks' loss reports carried, each as of its call; a bound is one of
 # them (the rank's own until the reports are in) times the rank's margin,
 # 1 to 4. So it lies between the shortest warm-up time of any rank and
-# four times the largest t_B of any rank. The times are the calls' from
-# becoming active (duration less queued), which the engine reads a little
-# later than its own sample (under 1 ms here): 5% of room. With the
-# Hadamard transform they also hold the inverse transform, done after the
-# last receive and so not in the engine's sample, which bounds receives:
-# a quarter of these calls' time on one emulating host (lossy bounds at
-# 0.71-0.76 of the shortest warm-up time, Intel host, TCG), so half. The
-# slack the transport adds on top is not part of the bound.
+# four times the largest t_B of any rank, as the engine times its calls:
+# from becoming active until its last receive. The times seen here
+# (duration less queued) also hold what follows, which is not network
+# time and so not in the engine's sample: the type conversion and the
+# loss report (1.3-2.6 ms on the two warm-up calls of the bfloat16 case)
+# and the wait for the communicator's lock, held by the caller thread, to
+# publish the result (1-9 ms more), on calls the engine timed at 1.5-14
+# ms (Intel host, TCG); with the Hadamard transform the inverse transform
+# as well (a quarter of these calls' time). So half the shortest one, on
+# an emulated host. The slack the transport adds on top is not part of
+# the bound.
 check_bound() {
 	awk -v n="$2" '
-		BEGIN { room = 0.95 }
+		BEGIN { room = 0.5 }
 		function pct(a, k,   i, j, t) {
 			for (i = 2; i <= k; i++)
 				for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
@@ -302,7 +305,6 @@ check_bound() {
 		}
 		FNR == 1 { r++; k = 0; delete a }
 		/^call / && $6 == "reliable" {
-			if ($8) room = 0.5
 			a[++k] = $3 - $15
 			if (!nmin || a[k] < tmin) { tmin = a[k]; nmin = 1 }
 			t = pct(a, k)
