@@ -15,7 +15,9 @@
 # fifth for the emulated clock's noise, and optireduce gets more of its
 # data through than when it overruns the link at a fixed rate (whose
 # datagrams mostly die in the queues). The goodputs are printed; nothing
-# about time is asserted.
+# about time is asserted. The alone flow also checks the co-tenant meter
+# that allreduce-bench reads around each contender (fabric.sh,
+# fabric_cotenant_bytes) against iperf3's own count.
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../tools/lib/fabric.sh
 . "$REPO_DIR/tools/lib/fabric.sh"
@@ -31,6 +33,7 @@ cleanup() {
 trap cleanup EXIT
 
 SECS=${RATE_FAIR_SECS:-12}
+[ "$SECS" -ge 6 ] || SECS=6	# the meter skips a flow's first 2 s, last 2
 START=200
 COMM=5151
 command -v iperf3 >/dev/null || { echo "# SKIP: no iperf3"; exit "$KSFT_SKIP"; }
@@ -41,9 +44,17 @@ fabric_setup 2 || { ktap_fail "fabric of 2 hosts"; ktap_finish; }
 PEERS=${HOST_IP[0]},${HOST_IP[1]}
 
 # tcp_goodput NAME: one SECS-second iperf3 flow 0 -> 1; its goodput in
-# Mbit/s (receiver side) on stdout, 0 if it failed.
+# Mbit/s (receiver side) on stdout, 0 if it failed. Meanwhile the bench's
+# co-tenant meter (fabric_cotenant_bytes) reads the flow from its third
+# second to two before its end, into $WORK/NAME.meter.
 tcp_goodput() {
 	fabric_iperf "$WORK" "$1" 0 1 5201 -t "$SECS" -J
+	FABRIC_COTENANT_LONG=("$1 1 5201")
+	sleep 2
+	fabric_cotenant_bytes "$WORK/$1.m0"
+	sleep $((SECS - 4))
+	fabric_cotenant_bytes "$WORK/$1.m1"
+	fabric_cotenant_report "$WORK/$1.m0" "$WORK/$1.m1" >"$WORK/$1.meter"
 	wait "${FABRIC_COTENANT_PIDS[-1]}"
 	fabric_cotenants_stop
 	python3 -c '
@@ -94,6 +105,7 @@ beside() {
 }
 
 alone=$(tcp_goodput alone)
+meter=$(awk '{ split($2, p, "="); printf "%d", p[2] }' "$WORK/alone.meter")
 
 echo $START >"$PARAMS/pace_mbps"
 echo 0 >"$PARAMS/rate_control"
@@ -109,6 +121,9 @@ rate=$TCP_MBPS rate_rx=$OPTR_RX
 echo "# TCP goodput, Mbit/s: alone $alone; beside optireduce at a fixed $START Mbit/s $fixed; beside optireduce with rate control $rate"
 echo "# optireduce bytes placed at host 1 meanwhile: fixed $fixed_rx, rate control $rate_rx"
 ktap_check "TCP alone moves data ($alone Mbit/s)" test "$alone" -gt 0
+# The meter counts the flow's middle seconds, iperf3 all of them.
+ktap_check "the co-tenant meter agrees with iperf3: $meter within 0.7-1.3 x $alone Mbit/s" \
+	test $((meter * 10)) -ge $((alone * 7)) -a $((meter * 10)) -le $((alone * 13)) -a "$meter" -gt 0
 ktap_check "with rate control TCP keeps its fair share: $rate >= 0.8 x $alone / 2 Mbit/s" \
 	test $((rate * 10)) -ge $((alone * 4))
 ktap_check "optireduce places more with rate control than at the fixed rate ($rate_rx > $fixed_rx bytes)" \

@@ -410,6 +410,97 @@ def read_fabric(raw):
     return None
 
 
+def read_cotenant(raw, profile, contender):
+    """The long co-tenant flows' goodput, Mbit/s summed over the flows,
+    over the contender's whole run in the profile (PROFILE.NAME.cotenant,
+    from allreduce-bench), or None."""
+    path = os.path.join(raw, "%s.%s.cotenant" % (profile, contender))
+    try:
+        with open(path) as f:
+            words = f.read().split()
+    except OSError:
+        return None
+    vals = []
+    for w in words:
+        k, _, v = w.partition("=")
+        if k.endswith("_mbps"):
+            try:
+                vals.append(float(v))
+            except ValueError:
+                return None
+    return sum(vals) if vals else None
+
+
+def cotenant_in_calls(raw, profile, contender, groups):
+    """The long co-tenant flows' goodput, Mbit/s, while the contender's
+    measured calls ran: over each size's span from its first call's start
+    to its last call's end on any rank, leaving out the communicator
+    set-up and OptiReduce's reliable warm-up calls between them. From the
+    flows' bytes sampled every second (.cotenant.samples: monotonic
+    seconds, bytes), interpolated at the spans' ends; None without
+    samples around a span."""
+    path = os.path.join(raw, "%s.%s.cotenant.samples" % (profile, contender))
+    pts = []
+    try:
+        with open(path) as f:
+            for line in f:
+                w = line.split()
+                if len(w) == 2:
+                    pts.append((float(w[0]), float(w[1])))
+    except (OSError, ValueError):
+        return None
+    pts.sort()
+
+    def at(t):
+        for (t0, b0), (t1, b1) in zip(pts, pts[1:]):
+            if t0 <= t <= t1:
+                return b0 + (b1 - b0) * ((t - t0) / (t1 - t0) if t1 > t0
+                                         else 0)
+        return None
+
+    moved = secs = 0.0
+    for (p, c, _), calls in groups.items():
+        if p != profile or c != contender or not calls:
+            continue
+        t0 = min(s["start_ns"] for s in calls) / 1e9
+        t1 = max(s["start_ns"] / 1e9 + s["ms"] / 1e3 for s in calls)
+        b0, b1 = at(t0), at(t1)
+        if b0 is None or b1 is None or t1 <= t0:
+            return None
+        moved += b1 - b0
+        secs += t1 - t0
+    return moved * 8 / secs / 1e6 if secs else None
+
+
+def print_cotenants(raw, profiles, contenders, groups):
+    """What the long co-tenant flows kept while each contender's measured
+    calls ran (its whole run's figure in brackets), and the target: at
+    least 0.8 of it beside OptiReduce with rate control as beside TAR
+    over TCP."""
+    for p in profiles:
+        got = []
+        for c in contenders:
+            run = read_cotenant(raw, p, c)
+            calls = cotenant_in_calls(raw, p, c, groups)
+            if run is not None or calls is not None:
+                got.append((c, calls, run))
+        if not got:
+            continue
+        print("   %-13s co-tenant long flows, Mbit/s during each contender's "
+              "calls (whole run): %s" % (p, ", ".join(
+                  "%s %s (%s)" % (c, "-" if v is None else "%.1f" % v,
+                                  "-" if r is None else "%.1f" % r)
+                  for c, v, r in got)))
+        by = {c: (v, r) for c, v, r in got}
+        rc, tar = by.get("optireduce-rc"), by.get("tar-tcp")
+        if not rc or not tar:
+            continue
+        for k, what in ((0, "during the calls"), (1, "whole runs")):
+            if rc[k] is not None and tar[k]:
+                print("   %-13s co-tenant share rc/TAR+TCP %.2f %s (>= 0.8)"
+                      % (p, rc[k] / tar[k], what))
+
+
 def print_fabric_targets(table, profiles, contenders, sizes, ranks, rate):
     """Issue 27's targets in the fabric profiles, as numbers: OptiReduce
     with rate control (optireduce-rc) against Gloo ring, the best Gloo
@@ -508,6 +599,7 @@ def main(argv):
     print_summary(table, profiles_seen, profiles, contenders, sizes, meta)
     print_fabric_targets(table, profiles, contenders, sizes, ranks,
                          read_fabric(raw))
+    print_cotenants(raw, profiles, contenders, groups)
     made = []
     if do_plots and table:
         made = plots(table, groups, profiles, contenders, sizes, out)

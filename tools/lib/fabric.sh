@@ -166,6 +166,29 @@ fabric_watch_start() {
 		fabric_sampler "${HOST_NS[$i]}" "$dir/watch.up$i" &
 		FABRIC_WATCH_PIDS+=($!)
 	done
+	if [ ${#FABRIC_COTENANT_LONG[@]} -gt 0 ]; then
+		fabric_cotenant_sampler "$dir/watch.cotenant" &
+		FABRIC_WATCH_PIDS+=($!)
+	fi
+}
+
+# fabric_cotenant_sampler FILE: every second until the watch stops, a line
+# "UPTIME_S BYTES": the long co-tenant flows' bytes so far (summed), read
+# as fabric_cotenant_bytes does, against /proc/uptime, which in the guest
+# (never suspended) is CLOCK_MONOTONIC, the clock of the benchmark's call
+# times. A few processes a second: ss is a process per reading.
+fabric_cotenant_sampler() {
+	local out=$1 fd up rest
+
+	exec {fd}<> <(:)
+	while [ ! -e "$FABRIC_WATCH_STOP" ]; do
+		read -r up rest </proc/uptime
+		fabric_cotenant_bytes "$out.now"
+		awk -v t="$up" '{ b += $2 } END { printf "%s %.0f\n", t, b }' \
+			"$out.now" >>"$out"
+		read -r -t 1 -u "$fd" || true
+	done
+	rm -f "$out.now"
 }
 
 # The loops see the stop file within a sample; each tc then reads the end
@@ -251,13 +274,16 @@ fabric_tcp_report() {
 # j < max(1, N/8)) and a bursty background job, a periodic incast of the
 # upper half's last hosts onto host N/2 (iperf3 in burst mode: 256 KiB at
 # once, 4 Mbit/s on average per sender, at most three senders). Logs in
-# DIR/cotenant.*; fabric_cotenants_stop ends them.
+# DIR/cotenant.*; fabric_cotenants_stop ends them. The long flows, as
+# "NAME DST PORT", in FABRIC_COTENANT_LONG (fabric_cotenant_bytes).
 FABRIC_COTENANT_PIDS=()
+FABRIC_COTENANT_LONG=()
 FABRIC_COTENANT_PORT=5301
 fabric_cotenants_start() {
 	local dir=$1 n=${#HOST_NS[@]} j src dst port long
 
 	FABRIC_COTENANT_PIDS=()
+	FABRIC_COTENANT_LONG=()
 	port=$FABRIC_COTENANT_PORT
 	long=$((n / 8))
 	[ "$long" -ge 1 ] || long=1
@@ -265,6 +291,7 @@ fabric_cotenants_start() {
 		src=$((2 * j + 1)) dst=$((2 * j))
 		fabric_iperf "$dir" "long$j" "$src" "$dst" "$port" -t 86400 ||
 			return 1
+		FABRIC_COTENANT_LONG+=("long$j $dst $port")
 		port=$((port + 1))
 	done
 	dst=$((n / 2))
@@ -302,7 +329,39 @@ fabric_cotenants_stop() {
 		wait "$pid" 2>/dev/null || true
 	done
 	FABRIC_COTENANT_PIDS=()
+	FABRIC_COTENANT_LONG=()
 	return 0
+}
+
+# fabric_cotenant_bytes FILE: what each long co-tenant flow delivered so
+# far, "NAME BYTES NS" lines: the bytes its receiver's TCP sockets took in
+# (ss; iperf3's control connection shares the port and adds a few) and
+# when they were read. Read around a contender's run, two of these give
+# the flow's goodput meanwhile (fabric_cotenant_report).
+fabric_cotenant_bytes() {
+	local f name dst port
+
+	for f in "${FABRIC_COTENANT_LONG[@]}"; do
+		read -r name dst port <<<"$f"
+		in_host "$dst" ss -Htin "sport = :$port" |
+			awk -v n="$name" -v t="$(date +%s%N)" '
+				{ for (i = 1; i <= NF; i++)
+					if ($i ~ /^bytes_received:/) {
+						split($i, p, ":"); b += p[2]
+					} }
+				END { printf "%s %.0f %s\n", n, b, t }'
+	done >"$1"
+}
+
+# fabric_cotenant_report BEFORE AFTER: one line, each long flow's goodput
+# in Mbit/s between the two readings.
+fabric_cotenant_report() {
+	awk 'FILENAME == ARGV[1] { b[$1] = $2; t[$1] = $3; next }
+	     ($1 in b) && $3 > t[$1] {
+		line = line sprintf(" %s_mbps=%.2f", $1,
+				    ($2 - b[$1]) * 8e3 / ($3 - t[$1]))
+	     }
+	     END { if (line != "") print "cotenant" line }' "$1" "$2"
 }
 
 # fabric_unshape: every port back to the bridge's plain links.
