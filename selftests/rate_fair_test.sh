@@ -33,7 +33,7 @@ cleanup() {
 trap cleanup EXIT
 
 SECS=${RATE_FAIR_SECS:-12}
-[ "$SECS" -ge 6 ] || SECS=6	# the meter skips a flow's first 2 s, last 2
+[ "$SECS" -ge 7 ] || SECS=7	# the meter skips a flow's first 2 s, last 3
 START=200
 COMM=5151
 command -v iperf3 >/dev/null || { echo "# SKIP: no iperf3"; exit "$KSFT_SKIP"; }
@@ -46,13 +46,14 @@ PEERS=${HOST_IP[0]},${HOST_IP[1]}
 # tcp_goodput NAME: one SECS-second iperf3 flow 0 -> 1; its goodput in
 # Mbit/s (receiver side) on stdout, 0 if it failed. Meanwhile the bench's
 # co-tenant meter (fabric_cotenant_bytes) reads the flow from its third
-# second to two before its end, into $WORK/NAME.meter.
+# second to three before its end (room for a slow reading: after the
+# end the flow's sockets are gone), into $WORK/NAME.meter.
 tcp_goodput() {
 	fabric_iperf "$WORK" "$1" 0 1 5201 -t "$SECS" -J
 	FABRIC_COTENANT_LONG=("$1 1 5201")
 	sleep 2
 	fabric_cotenant_bytes "$WORK/$1.m0"
-	sleep $((SECS - 4))
+	sleep $((SECS - 5))
 	fabric_cotenant_bytes "$WORK/$1.m1"
 	fabric_cotenant_report "$WORK/$1.m0" "$WORK/$1.m1" >"$WORK/$1.meter"
 	wait "${FABRIC_COTENANT_PIDS[-1]}"
