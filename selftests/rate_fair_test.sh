@@ -124,7 +124,8 @@ echo "# optireduce bytes placed at host 1 meanwhile: fixed $fixed_rx, rate contr
 ktap_check "TCP alone moves data ($alone Mbit/s)" test "$alone" -gt 0
 # The meter counts the flow's middle seconds, iperf3 all of them.
 ktap_check "the co-tenant meter agrees with iperf3: $meter within 0.7-1.3 x $alone Mbit/s" \
-	test $((meter * 10)) -ge $((alone * 7)) -a $((meter * 10)) -le $((alone * 13)) -a "$meter" -gt 0
+	test $((meter * 10)) -ge $((alone * 7)) -a \
+	     $((meter * 10)) -le $((alone * 13)) -a "$meter" -gt 0
 ktap_check "with rate control TCP keeps its fair share: $rate >= 0.8 x $alone / 2 Mbit/s" \
 	test $((rate * 10)) -ge $((alone * 4))
 ktap_check "optireduce places more with rate control than at the fixed rate ($rate_rx > $fixed_rx bytes)" \

@@ -512,10 +512,11 @@ static void p2_group(struct or_active *a, unsigned int g, int *lo, int *hi)
  * Phase 2 needs none: its receives are posted with phase 1's. The
  * receives of a gated call wait for every peer's signal before their
  * deadlines start (start_clock()). Ranks in step lose about one one-way
- * delay, on calls that take many. A rank that is behind is waited for instead of flooded
- * or cut off, and its peers finish their call after it started: waiting
- * pulls ranks back into step, where sending at once would keep the ones
- * ahead ahead (each of their calls cut short by its deadline).
+ * delay, on calls that take many. A rank that is behind is waited for
+ * instead of flooded or cut off, and its peers finish their call after
+ * it started: waiting pulls ranks back into step, where sending at once
+ * would keep the ones ahead ahead (each of their calls cut short by its
+ * deadline).
  *
  * The first call after the warm-up is gated whatever its size: each rank
  * starts it once the warm-up's loss reports are in (reports_needed()),
