@@ -17,7 +17,10 @@
 # datagrams mostly die in the queues). The goodputs are printed; nothing
 # about time is asserted. The alone flow also checks the co-tenant meter
 # that allreduce-bench reads around each contender (fabric.sh,
-# fabric_cotenant_bytes) against iperf3's own count.
+# fabric_cotenant_bytes) against iperf3's own count. Last, the fabric's
+# two models of a TCP flow without ECN (FABRIC_NONECT): "tail" never drops
+# its packets early, "early" drops them where ECN-capable ones are marked,
+# and fabric_counters counts those drops.
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../tools/lib/fabric.sh
 . "$REPO_DIR/tools/lib/fabric.sh"
@@ -130,4 +133,52 @@ ktap_check "with rate control TCP keeps its fair share: $rate >= 0.8 x $alone / 
 	test $((rate * 10)) -ge $((alone * 4))
 ktap_check "optireduce places more with rate control than at the fixed rate ($rate_rx > $fixed_rx bytes)" \
 	test "$rate_rx" -gt "$fixed_rx"
+
+# red_early: packets the ports' ECN queues dropped early, so far.
+red_early() {
+	local i
+
+	for i in 0 1; do
+		tc -n "$BR_NS" -s qdisc show dev "vp$i"
+		tc -n "${HOST_NS[$i]}" -s qdisc show dev eth0
+	done | awk '$1 == "marked" { e += $4 } END { print e + 0 }'
+}
+
+tail_early=$(red_early)
+FABRIC_NONECT=early
+fabric_shape || ktap_fail "ports reshaped with FABRIC_NONECT=early"
+fabric_counters "$WORK/early.c0"
+SECS=7 early=$(tcp_goodput early)
+fabric_counters "$WORK/early.c1"
+early_drops=$(red_early)
+counted=$(awk 'FILENAME == ARGV[1] { d[$1] = $4; next }
+	       { n += $4 - d[$1] } END { print n + 0 }' \
+	"$WORK/early.c0" "$WORK/early.c1")
+echo "# TCP without ECN: early drops $tail_early with tail drop (three flows), $early_drops with early drop (goodput $early Mbit/s); fabric_counters counted $counted drops"
+ktap_check "FABRIC_NONECT=tail: a TCP flow without ECN is never dropped early" \
+	test "$tail_early" -eq 0
+ktap_check "FABRIC_NONECT=early: it is ($early_drops), and still moves data" \
+	test "$early_drops" -gt 0 -a "$early" -gt 0
+ktap_check "fabric_counters counts early drops ($counted >= $early_drops)" \
+	test "$counted" -ge "$early_drops"
+# A co-tenant that ignores SIGTERM is killed after 5 s, and said so.
+FABRIC_COTENANT_PIDS=()
+bash -c 'trap "" TERM; exec sleep 600' &
+deaf=$!
+FABRIC_COTENANT_PIDS+=($deaf)
+# Until it ignores SIGTERM: once it is sleep.
+for ((i = 0; i < 100; i++)); do
+	[ "$(cat "/proc/$deaf/comm" 2>/dev/null)" = sleep ] && break
+	sleep 0.1
+done
+t0=$SECONDS
+fabric_cotenants_stop 2>"$WORK/stop.err"
+echo "# the stop took $((SECONDS - t0)) s"
+ktap_check "a co-tenant deaf to SIGTERM is killed, and said so" \
+	test ${#FABRIC_COTENANT_PIDS[@]} -eq 0 -a ! -e "/proc/$deaf" -a \
+	"$(grep -c 'still running 5 s after SIGTERM: killed' "$WORK/stop.err")" = 1
+
+refused() { ! fabric_shape 2>/dev/null; }
+FABRIC_NONECT=bogus
+ktap_check "a FABRIC_NONECT other than tail or early is refused" refused
 ktap_finish

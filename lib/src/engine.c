@@ -723,30 +723,27 @@ static int issue_p1(optireduce_comm *c, unsigned int k)
 	unsigned int held = 0;
 	int rc;
 
-	np = or_sched_p1_peers(&a->s, c->rank, k, 0, peers);
-	for (unsigned int i = 0; i < np; i++) {
-		int j = peers[i];
-
-		if (a->p1_issued[j])
-			continue;	/* sent, or an empty shard */
-		if (!a->ready[j] && !expired) {
-			held++;
-			continue;
-		}
-		if (!a->ready[j])
-			c->stats_ready_missed++;
-		if (!a->direct)	/* else one send to all, below */
-			go[ngo++] = j;
-	}
 	/*
 	 * One scatter to all of the round's peers, once every one of them is
 	 * ready: a scatter to the few that are gives each of them a larger
 	 * part of this rank's rate, and the rank that started its call first,
 	 * ready first for everyone, would take several senders' whole rates
-	 * at its port at once.
+	 * at its port at once. p1_issued: sent, or an empty shard.
 	 */
-	if (held)
-		ngo = 0;
+	np = or_sched_p1_peers(&a->s, c->rank, k, 0, peers);
+	for (unsigned int i = 0; i < np && !expired; i++)
+		if (!a->p1_issued[peers[i]] && !a->ready[peers[i]])
+			held++;
+	for (unsigned int i = 0; i < np && !held; i++) {
+		int j = peers[i];
+
+		if (a->p1_issued[j])
+			continue;
+		if (!a->ready[j])
+			c->stats_ready_missed++;
+		if (!a->direct)	/* else one send to all, below */
+			go[ngo++] = j;
+	}
 	rc = send_p1(c, go, ngo);
 	if (rc)
 		return rc;

@@ -8,9 +8,10 @@
 # FABRIC_BUFFER: the switch's egress port towards host I (vpI in BR_NS) and
 # host I's own uplink (its eth0). With FABRIC_ECN_KB > 0 each queue marks
 # ECN-capable packets once it holds more than that many KiB (RED with a
-# step at the threshold; packets that are not ECN-capable are never
-# dropped early, only when the queue is full). Losses come only from full
-# queues; add tail delay with netem on top if wanted (fabric_netem).
+# step at the threshold); what happens there to packets that are not
+# ECN-capable is FABRIC_NONECT's choice. Losses come only from queues,
+# never from a drop probability; add tail delay with netem on top if
+# wanted (fabric_netem).
 #
 # Defaults, for eight ranks on two emulated CPUs (TCG): at 30 Mbit/s the
 # eight ports together carry 240 Mbit/s, about 20,000 packets a second
@@ -24,6 +25,13 @@
 FABRIC_RATE=${FABRIC_RATE:-30mbit}
 FABRIC_BUFFER=${FABRIC_BUFFER:-128k}
 FABRIC_ECN_KB=${FABRIC_ECN_KB:-0}
+# With ECN marking, packets that are not ECN-capable (TCP without ECN,
+# iperf3's co-tenants among them) once the queue passes the threshold:
+# "tail" queues them until the queue is full (only tail drop), "early"
+# drops them there, as a switch's WRED profile with ECN does for traffic
+# that cannot be marked. Tail lets such traffic keep a standing queue at
+# the threshold, where every ECN-capable packet is marked.
+FABRIC_NONECT=${FABRIC_NONECT:-tail}
 # 0: only the switch's ports are shaped, the hosts' uplinks run at veth
 # speed (a host NIC faster than its share of the fabric): what queues is
 # then the switch's, the incast, never a sender's own unpaced burst.
@@ -45,7 +53,7 @@ fabric_bytes() {
 # bucket's burst is ten full-size frames: enough that the shaper keeps its
 # rate under a coarse emulated clock, small against the queue.
 fabric_port_cmds() {
-	local dev=$1 at=${2:+parent $2} buf min max
+	local dev=$1 at=${2:+parent $2} buf min max keep=
 
 	buf=$(fabric_bytes "$FABRIC_BUFFER")
 	echo "qdisc add dev $dev ${at:-root} handle 1: tbf rate $FABRIC_RATE burst 15140 limit $buf"
@@ -54,9 +62,10 @@ fabric_port_cmds() {
 	# average follows the queue closely (burst = min / avpkt + 1).
 	min=$((FABRIC_ECN_KB << 10))
 	max=$((min + 3000))
+	[ "$FABRIC_NONECT" = early ] || keep=" nodrop"
 	echo "qdisc add dev $dev parent 1:1 handle 10: red limit $buf min $min max $max" \
 	     "avpkt 1500 burst $((min / 1500 + 1)) bandwidth $FABRIC_RATE" \
-	     "probability 1.0 ecn nodrop"
+	     "probability 1.0 ecn$keep"
 }
 
 # fabric_port NS DEV [NETEM ARGS...]: DEV in NS becomes a port, with a
@@ -84,6 +93,12 @@ fabric_port() {
 fabric_shape() {
 	local i
 
+	case $FABRIC_NONECT in
+	tail|early) ;;
+	*) echo "fabric: FABRIC_NONECT is tail or early, not" \
+		"\"$FABRIC_NONECT\"" >&2
+	   return 1 ;;
+	esac
 	for ((i = 0; i < ${#HOST_NS[@]}; i++)); do
 		fabric_port "$BR_NS" "vp$i" || return 1
 		[ "$FABRIC_UPLINK" = 0 ] ||
@@ -110,8 +125,9 @@ fabric_netem() {
 # fabric_counters FILE: every queue's counters now, one line each:
 #   PORT sent_bytes sent_pkts drops overlimits marks backlog_bytes
 # PORT is swI (the switch's port towards host I) or upI (host I's uplink).
-# Drops and backlog are the shaper's (they include its child's), marks
-# those of the ECN child.
+# Drops and backlog are the shaper's (they include its child's, the ECN
+# queue's early drops with FABRIC_NONECT=early among them), marks those of
+# the ECN child.
 fabric_tc_parse() {
 	awk -v port="$1" '
 		/^qdisc tbf 1:/ { in_tbf = 1; next }
@@ -321,11 +337,38 @@ fabric_iperf() {
 	FABRIC_COTENANT_PIDS+=($!)
 }
 
+# fabric_running PID: PID has not exited (a zombie, exited but not yet
+# reaped, has; one bash reaped has no /proc entry).
+fabric_running() {
+	local state
+
+	read -r _ _ state _ 2>/dev/null <"/proc/$1/stat" && [ "$state" != Z ]
+}
+
+# fabric_cotenants_stop: every co-tenant gets SIGTERM at once, and one
+# still running 5 s later is killed, and said so: waiting for one that
+# never exits would hang the caller (a benchmark's cleanup once hung
+# here, its co-tenants' traffic still flowing).
 fabric_cotenants_stop() {
-	local pid
+	local pid left end=$((SECONDS + 5))
 
 	for pid in "${FABRIC_COTENANT_PIDS[@]}"; do
 		kill "$pid" 2>/dev/null || true
+	done
+	while :; do
+		left=()
+		for pid in "${FABRIC_COTENANT_PIDS[@]}"; do
+			fabric_running "$pid" && left+=("$pid")
+		done
+		[ ${#left[@]} -gt 0 ] && [ $SECONDS -lt $end ] || break
+		sleep 0.1
+	done
+	if [ ${#left[@]} -gt 0 ]; then
+		echo "fabric: ${#left[@]} co-tenant process(es) still running 5 s" \
+		     "after SIGTERM: killed" >&2
+		kill -KILL "${left[@]}" 2>/dev/null || true
+	fi
+	for pid in "${FABRIC_COTENANT_PIDS[@]}"; do
 		wait "$pid" 2>/dev/null || true
 	done
 	FABRIC_COTENANT_PIDS=()
@@ -334,17 +377,18 @@ fabric_cotenants_stop() {
 }
 
 # fabric_cotenant_bytes FILE: what each long co-tenant flow delivered so
-# far, "NAME BYTES NS" lines: the bytes its receiver's TCP sockets took in
+# far, "NAME BYTES US" lines: the bytes its receiver's TCP sockets took in
 # (ss; iperf3's control connection shares the port and adds a few) and
-# when they were read. Read around a contender's run, two of these give
-# the flow's goodput meanwhile (fabric_cotenant_report).
+# when they were read (microseconds, bash's own clock: no process per
+# reading). Read around a contender's run, two of these give the flow's
+# goodput meanwhile (fabric_cotenant_report).
 fabric_cotenant_bytes() {
 	local f name dst port
 
 	for f in "${FABRIC_COTENANT_LONG[@]}"; do
 		read -r name dst port <<<"$f"
 		in_host "$dst" ss -Htin "sport = :$port" |
-			awk -v n="$name" -v t="$(date +%s%N)" '
+			awk -v n="$name" -v t="${EPOCHREALTIME/./}" '
 				{ for (i = 1; i <= NF; i++)
 					if ($i ~ /^bytes_received:/) {
 						split($i, p, ":"); b += p[2]
@@ -359,7 +403,7 @@ fabric_cotenant_report() {
 	awk 'FILENAME == ARGV[1] { b[$1] = $2; t[$1] = $3; next }
 	     ($1 in b) && $3 > t[$1] {
 		line = line sprintf(" %s_mbps=%.2f", $1,
-				    ($2 - b[$1]) * 8e3 / ($3 - t[$1]))
+				    ($2 - b[$1]) * 8 / ($3 - t[$1]))
 	     }
 	     END { if (line != "") print "cotenant" line }' "$1" "$2"
 }
