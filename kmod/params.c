@@ -182,6 +182,8 @@ OPTR_TUNABLE(rate_md_pct, 50, 1, 99,
 	     "Percent of a communicator's rate kept on a congested report or own-queue drop (multiplicative decrease)");
 OPTR_TUNABLE(rate_knee_pct, 25, 0, 1000,
 	     "Percent above the start rate the caller measured (OPTIREDUCE_RATE_START_MBPS) from which a communicator's rate probes slowly (an eighth per 16 clean reports); 0: no knee");
+OPTR_TUNABLE(rate_foreign, 1, 0, 1,
+	     "1: heavy ECN marks that outlast cuts to an eighth of the rate (or to the floor) are a queue another sender keeps, and only loss cuts until clean reports say it drained; 0: every mark cuts");
 
 #define OPTR_TUNABLE_ENTRY(_name) { #_name, &optr_##_name }
 
@@ -205,5 +207,6 @@ const struct optr_tunable_entry optr_tunables[] = {
 	OPTR_TUNABLE_ENTRY(rate_step_mbps),
 	OPTR_TUNABLE_ENTRY(rate_md_pct),
 	OPTR_TUNABLE_ENTRY(rate_knee_pct),
+	OPTR_TUNABLE_ENTRY(rate_foreign),
 	{}
 };

@@ -170,6 +170,82 @@ u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
 }
 
 /*
+ * The verdict to act on, from a report judged @v (@ce its marked
+ * fraction) from the receiver whose path @h tracks, at @rate_mbps;
+ * @clean_reports counts the clean reports from every receiver so far. A
+ * switch that marks ECN-capable packets above a threshold but lets the
+ * others fill its buffer to the end (RED's default, the fabric's
+ * FABRIC_NONECT=tail) marks nearly every datagram of ours queued behind
+ * another tenant's TCP flow: that flow answers only loss and keeps the
+ * queue above the threshold whatever we send. Heeding those marks held
+ * the rate near its floor while the flow took the port (fabric-shared,
+ * results.md). Our own load is about the same at every receiver's port,
+ * and about our rate (design.md, "Why one rate"), so a queue is not ours
+ * if it stands at one receiver's port while another receiver's reports
+ * come clean (a flow towards that receiver), or through cuts to an
+ * eighth of the rate or to the floor (a flow out of our own host, whose
+ * uplink marks towards every receiver): OPTR_RATE_FOREIGN_RUN heavily
+ * marked reports in a row (at least OPTR_RATE_FOREIGN_CE) and either of
+ * those make the receiver's path foreign. From then on its marked reports
+ * are OPTR_RATE_FOREIGN (optr_rate_step(): the slowest probe) and only
+ * its loss cuts, as loss does for the flow that keeps the queue.
+ * OPTR_RATE_FOREIGN_CLEAN clean reports from it in a row end that: the
+ * queue drained. An incast of ours marks every port, and the cuts drain
+ * it: the marks thin out and end the run first. cfg->foreign false
+ * (rate_foreign 0): every mark is congestion.
+ */
+enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
+				      enum optr_rate_verdict v, u8 ce,
+				      u32 clean_reports, u32 rate_mbps,
+				      const struct optr_rate_cfg *cfg)
+{
+	if (!cfg->foreign) {
+		*h = (struct optr_rate_heed){};
+		return v;
+	}
+	switch (v) {
+	case OPTR_RATE_CLEAN:
+		h->run = 0;
+		if (h->foreign && ++h->clean >= OPTR_RATE_FOREIGN_CLEAN)
+			h->foreign = false;
+		return v;
+	case OPTR_RATE_MARKED:
+		if (h->foreign) {
+			h->clean = 0;
+			return OPTR_RATE_FOREIGN;
+		}
+		if (ce < OPTR_RATE_FOREIGN_CE) {
+			h->run = 0;
+			return v;
+		}
+		if (!h->run) {
+			h->others_at = clean_reports;
+			h->from_mbps = rate_mbps;
+		}
+		if (h->run < OPTR_RATE_FOREIGN_RUN)
+			h->run++;
+		if (h->run < OPTR_RATE_FOREIGN_RUN)
+			return v;
+		/* The receiver's own clean reports end its run: any counted
+		 * since it began are another receiver's.
+		 */
+		if (h->others_at == clean_reports &&
+		    rate_mbps > max(h->from_mbps >> OPTR_RATE_FOREIGN_SHIFT,
+				    cfg->min_mbps))
+			return v;
+		h->run = 0;
+		h->foreign = true;
+		h->clean = 0;
+		return OPTR_RATE_FOREIGN;
+	default:
+		/* Loss: congestion whoever keeps the queue; a run of marks
+		 * goes on through it (a full queue marks and drops).
+		 */
+		return v;
+	}
+}
+
+/*
  * The rate's next value after a report judged @v (@ce its marked
  * fraction): a cut remembers the rate it cut from, and the next
  * OPTR_RATE_RECOVER clean reports each take half the way back to it;
@@ -196,6 +272,15 @@ u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 	u64 credit;
 	u32 to;
 
+	if (v == OPTR_RATE_FOREIGN) {
+		/* 1 Mbit/s a report, never past the knee: about the pace at
+		 * which the queue's owner probes (a segment a round trip of
+		 * tens of milliseconds), now that loss alone stops us.
+		 */
+		s->clean = 0;
+		s->rate_mbps = min3(rate + 1, cfg->max_mbps, max(knee, rate));
+		return s->rate_mbps;
+	}
 	if (v != OPTR_RATE_CLEAN) {
 		to = optr_rate_aimd(rate, v, ce, &s->clean, cfg);
 		if (v == OPTR_RATE_MARKED && to == rate) {
@@ -321,6 +406,7 @@ void optr_rate_cfg_get(struct optr_rate_cfg *cfg)
 	cfg->md_pct = optr_tunable_get(&optr_rate_md_pct);
 	cfg->knee_pct = optr_tunable_get(&optr_rate_knee_pct);
 	cfg->knee_mbps = 0;
+	cfg->foreign = optr_tunable_get(&optr_rate_foreign);
 }
 
 /* The tunables, and @osk's communicator's knee, for a step or the dump
@@ -481,12 +567,14 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 	struct optr_rate_path *path = &osk->comm->rate->path;
 	struct optr_rate_cfg cfg;
 	u32 old, new;
+	bool probe;
 
 	lockdep_assert_held(&osk->lock);
 	optr_rate_cfg_sock(osk, &cfg);
 	old = optr_rate_now(osk, osk->comm, optr_rate_fixed(osk), &cfg);
 	path->st.rate_mbps = old;
-	if (v == OPTR_RATE_CLEAN && !READ_ONCE(path->limited)) {
+	probe = v == OPTR_RATE_CLEAN || v == OPTR_RATE_FOREIGN;
+	if (probe && !READ_ONCE(path->limited)) {
 		/* The sender did not reach the rate: a hold. */
 		path->holds++;
 		trace_optireduce_rate(osk->comm->id, osk->comm->rank, peer, old,
@@ -495,9 +583,9 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 	}
 	new = optr_rate_step(&path->st, v, ce, &cfg);
 	WRITE_ONCE(path->st.rate_mbps, new);
-	if (v == OPTR_RATE_CLEAN && new != old) {
+	if (probe && new != old) {
 		path->raises++;
-	} else if (v == OPTR_RATE_CLEAN) {
+	} else if (probe) {
 		path->holds++;	/* at the ceiling, or a fraction above the knee */
 	} else if (v == OPTR_RATE_LOSSY || new != old) {
 		path->cut_at = ktime_get();
@@ -579,9 +667,17 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 {
 	struct optr_rate_path *path = &osk->comm->rate->path;
 	enum optr_rate_verdict v;
+	struct optr_rate_cfg cfg;
 
 	lockdep_assert_held(&osk->lock);
+	optr_rate_cfg_sock(osk, &cfg);
 	v = optr_rate_judge(rep, READ_ONCE(p->tx_forced));
+	v = optr_rate_heed(&p->heed, v, rep->ce, path->clean_reports,
+			   optr_rate_now(osk, osk->comm, optr_rate_fixed(osk),
+					 &cfg),
+			   &cfg);
+	if (v == OPTR_RATE_CLEAN)
+		path->clean_reports++;
 	/* A forced send excuses the loss its message's report brings, not
 	 * the marks reported while it ran (those carry no loss).
 	 */
@@ -592,10 +688,14 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 	p->last_loss = rep->loss;
 	p->last_ce = rep->ce;
 	p->reports++;
-	if (v != OPTR_RATE_CLEAN)
-		p->decreases++;
-	else
+	if (v == OPTR_RATE_FOREIGN) {
+		p->foreign++;
+		path->foreign++;
+	} else if (v == OPTR_RATE_CLEAN) {
 		p->increases++;
+	} else {
+		p->decreases++;
+	}
 	if (v == OPTR_RATE_LOSSY || !rep->epochs ?
 	    !optr_rate_sent_since_cut(path, p) : rep->echo != path->epoch) {
 		p->stale++;
@@ -757,6 +857,8 @@ static int optr_rate_nl_peer(struct sk_buff *skb, const struct optr_rate_peer *p
 	    nla_put_u64_64bit(skb, OPTIREDUCE_PEER_EARLY, p->early,
 			      OPTIREDUCE_PEER_PAD) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_PEER_STALE, p->stale,
+			      OPTIREDUCE_PEER_PAD) ||
+	    nla_put_u64_64bit(skb, OPTIREDUCE_PEER_FOREIGN, p->foreign,
 			      OPTIREDUCE_PEER_PAD)) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
@@ -784,7 +886,9 @@ static int optr_rate_nl_path(struct sk_buff *skb,
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_QUEUE_DROPS,
 			      path->queue_drops, OPTIREDUCE_A_PAD) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_HOLDS, path->holds,
-			      OPTIREDUCE_A_PAD))
+			      OPTIREDUCE_A_PAD) ||
+	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_FOREIGN,
+			      path->foreign, OPTIREDUCE_A_PAD))
 		return -EMSGSIZE;
 	return 0;
 }

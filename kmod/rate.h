@@ -86,12 +86,29 @@ struct sk_buff;
  * and the queues overflowed long before its report came).
  */
 #define OPTR_RATE_REPORT_DGRAMS	32U
+/*
+ * A standing queue another sender keeps on the way to one receiver
+ * (optr_rate_heed()): OPTR_RATE_FOREIGN_RUN reports in a row from it with
+ * at least OPTR_RATE_FOREIGN_CE of their datagrams marked (7/8), while
+ * another receiver reported a clean path or the rate fell to
+ * 2^-OPTR_RATE_FOREIGN_SHIFT of where they began (or to the floor). Our
+ * load is about the same at every receiver's port and about our rate
+ * (design.md, "Why one rate"), so a queue that stands at one port only,
+ * or through such cuts, is not ours. Its marks then stop counting as
+ * congestion until OPTR_RATE_FOREIGN_CLEAN clean reports from it in a
+ * row say the queue is gone.
+ */
+#define OPTR_RATE_FOREIGN_CE	224U
+#define OPTR_RATE_FOREIGN_RUN	4U
+#define OPTR_RATE_FOREIGN_SHIFT	3
+#define OPTR_RATE_FOREIGN_CLEAN	4U
 
 /* What a report says about the path. */
 enum optr_rate_verdict {
 	OPTR_RATE_CLEAN,	/* no mark, no loss above OPTR_RATE_LOSS_MIN */
 	OPTR_RATE_MARKED,	/* CE marks, no such loss */
 	OPTR_RATE_LOSSY,	/* loss above OPTR_RATE_LOSS_MIN */
+	OPTR_RATE_FOREIGN,	/* marks from a queue another sender keeps */
 };
 
 struct optr_rate_report {
@@ -110,6 +127,7 @@ struct optr_rate_cfg {
 	u32 md_pct;		/* percent of the rate kept on congestion */
 	u32 knee_pct;		/* the knee above the measured start, percent */
 	u32 knee_mbps;		/* this communicator's knee; 0: none */
+	bool foreign;		/* rate_foreign: judge foreign queues */
 };
 
 /* The rate's state, and the step that moves it (optr_rate_step()). */
@@ -121,6 +139,15 @@ struct optr_rate_state {
 	u8 credit;		/* above the knee: 256ths of a Mbit/s owed */
 };
 
+/* One receiver's port, as its reports tell (optr_rate_heed()). */
+struct optr_rate_heed {
+	u8 run;			/* heavily marked reports in a row */
+	bool foreign;		/* its queue is another sender's */
+	u8 clean;		/* ... clean reports since, in a row */
+	u32 others_at;		/* the path's clean reports when run began */
+	u32 from_mbps;		/* the rate when it began */
+};
+
 /* The communicator's sending rate (towards every rank). */
 struct optr_rate_path {
 	struct optr_rate_state st;
@@ -128,6 +155,8 @@ struct optr_rate_path {
 	u64 cuts;		/* congestion steps taken */
 	u64 raises;		/* clean steps that moved it */
 	u64 holds;		/* reports that left it as it was */
+	u64 foreign;		/* marked reports heard as a foreign queue's */
+	u32 clean_reports;	/* clean reports from any rank, wrapping */
 	bool limited;		/* it held a send back since its last move */
 	u8 epoch;		/* moves, mod OPTR_FB_EPOCH_MASK + 1 */
 	u64 queue_drops;	/* batches our own queue dropped */
@@ -144,6 +173,8 @@ struct optr_rate_peer {
 	u64 reports;		/* reports received */
 	u64 decreases;		/* ... that said congestion */
 	u64 increases;		/* ... that were clean */
+	struct optr_rate_heed heed;	/* its port's queue */
+	u64 foreign;		/* its marked reports heard as foreign */
 	/* As a receiver of this rank: what the next report covers. */
 	u64 acc_expected;	/* of its messages that ended, bytes up to
 				 * the furthest that came in each
@@ -180,6 +211,10 @@ enum optr_rate_verdict optr_rate_judge(const struct optr_rate_report *r,
 				       bool tx_forced);
 u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
 		   const struct optr_rate_cfg *cfg);
+enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
+				      enum optr_rate_verdict v, u8 ce,
+				      u32 clean_reports, u32 rate_mbps,
+				      const struct optr_rate_cfg *cfg);
 u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 		   const struct optr_rate_cfg *cfg);
 u32 optr_rate_start(u32 start_mbps, u32 fixed_mbps,

@@ -10,11 +10,17 @@
 #   - beside two optireduce ranks that exchange 256 KiB every round
 #     (optr_peer, so host 0's uplink and the switch's port towards host 1
 #     are shared), paced at a fixed 200 Mbit/s, far above the link;
-#   - the same with rate_control on, starting from 200 Mbit/s.
+#   - the same with rate_control on, starting from 200 Mbit/s;
+#   - the same again with rate_foreign 0 (every mark cuts).
 # With rate control TCP keeps at least its fair share, half of B, less a
 # fifth for the emulated clock's noise, and optireduce gets more of its
 # data through than when it overruns the link at a fixed rate (whose
-# datagrams mostly die in the queues). The goodputs are printed; nothing
+# datagrams mostly die in the queues). The ports mark ECN-capable packets
+# above 32 KiB but let TCP's fill the queue (FABRIC_NONECT=tail): the
+# flow's standing queue marks nearly every datagram of ours, and rate
+# control judges it a queue another sender keeps (rate_foreign in the
+# dump), where with rate_foreign 0 the marks hold the rate down and
+# optireduce places less. The goodputs are printed; nothing
 # about time is asserted. The alone flow also checks the co-tenant meter
 # that allreduce-bench reads around each contender (fabric.sh,
 # fabric_cotenant_bytes) against iperf3's own count. Last, the fabric's
@@ -26,6 +32,8 @@
 . "$REPO_DIR/tools/lib/fabric.sh"
 
 peer_prepare rate-fair
+TOOL=${OPTIREDUCE_TOOL:-$REPO_DIR/tools/optireduce/optireduce}
+require_built "$TOOL"
 PIDS=()
 FABRIC_COTENANT_PIDS=()
 cleanup() {
@@ -41,7 +49,7 @@ START=200
 COMM=5151
 command -v iperf3 >/dev/null || { echo "# SKIP: no iperf3"; exit "$KSFT_SKIP"; }
 params_save pace_mbps rate_control rate_min_mbps rate_max_mbps \
-	rate_step_mbps rate_md_pct
+	rate_step_mbps rate_md_pct rate_foreign
 FABRIC_ECN_KB=32
 fabric_setup 2 || { ktap_fail "fabric of 2 hosts"; ktap_finish; }
 PEERS=${HOST_IP[0]},${HOST_IP[1]}
@@ -95,8 +103,18 @@ optr_stop() {
 	PIDS=()
 }
 
+# foreign FILE: the marked reports host 0's socket took as a foreign
+# queue's (rate_foreign), from its dump (optireduce -j sock show).
+foreign() {
+	python3 -c '
+import json, sys
+print(sum(s.get("rate_foreign", 0) for s in json.load(open(sys.argv[1]))))
+' "$1" 2>/dev/null || echo 0
+}
+
 # beside NAME: the pair running, then a flow; TCP's goodput in TCP_MBPS,
-# what host 1's optireduce sockets placed meanwhile in OPTR_RX.
+# what host 1's optireduce sockets placed meanwhile in OPTR_RX, host 0's
+# socket dump, before the pair stops, in $WORK/NAME.sock.json.
 beside() {
 	local rx0
 
@@ -105,6 +123,8 @@ beside() {
 	rx0=$(rx_bytes)
 	TCP_MBPS=$(tcp_goodput "$1")
 	OPTR_RX=$(($(rx_bytes) - rx0))
+	ip netns exec "${HOST_NS[0]}" "$TOOL" -j sock show \
+		>"$WORK/$1.sock.json" 2>/dev/null
 	optr_stop
 }
 
@@ -119,11 +139,19 @@ fixed=$TCP_MBPS fixed_rx=$OPTR_RX
 echo 1 >"$PARAMS/rate_min_mbps"
 echo $START >"$PARAMS/rate_max_mbps"
 echo 1 >"$PARAMS/rate_control"
+echo 1 >"$PARAMS/rate_foreign"
 beside rate
 rate=$TCP_MBPS rate_rx=$OPTR_RX
+rate_foreign=$(foreign "$WORK/rate.sock.json")
 
-echo "# TCP goodput, Mbit/s: alone $alone; beside optireduce at a fixed $START Mbit/s $fixed; beside optireduce with rate control $rate"
-echo "# optireduce bytes placed at host 1 meanwhile: fixed $fixed_rx, rate control $rate_rx"
+echo 0 >"$PARAMS/rate_foreign"
+beside heed
+heed=$TCP_MBPS heed_rx=$OPTR_RX
+heed_foreign=$(foreign "$WORK/heed.sock.json")
+
+echo "# TCP goodput, Mbit/s: alone $alone; beside optireduce at a fixed $START Mbit/s $fixed; beside optireduce with rate control $rate, with rate_foreign 0 $heed"
+echo "# optireduce bytes placed at host 1 meanwhile: fixed $fixed_rx, rate control $rate_rx, with rate_foreign 0 $heed_rx"
+echo "# marked reports taken as a foreign queue's at host 0: $rate_foreign, with rate_foreign 0 $heed_foreign"
 ktap_check "TCP alone moves data ($alone Mbit/s)" test "$alone" -gt 0
 # The meter counts the flow's middle seconds, iperf3 all of them.
 ktap_check "the co-tenant meter agrees with iperf3: $meter within 0.7-1.3 x $alone Mbit/s" \
@@ -133,6 +161,12 @@ ktap_check "with rate control TCP keeps its fair share: $rate >= 0.8 x $alone / 
 	test $((rate * 10)) -ge $((alone * 4))
 ktap_check "optireduce places more with rate control than at the fixed rate ($rate_rx > $fixed_rx bytes)" \
 	test "$rate_rx" -gt "$fixed_rx"
+ktap_check "the TCP flow's standing queue is judged foreign ($rate_foreign reports), never with rate_foreign 0 ($heed_foreign)" \
+	test "$rate_foreign" -gt 0 -a "$heed_foreign" -eq 0
+ktap_check "judging it foreign, optireduce places more than heeding every mark ($rate_rx > $heed_rx bytes)" \
+	test "$rate_rx" -gt "$heed_rx"
+ktap_check "heeding every mark, TCP keeps its fair share too: $heed >= 0.8 x $alone / 2 Mbit/s" \
+	test $((heed * 10)) -ge $((alone * 4))
 
 # red_early: packets the ports' ECN queues dropped early, so far.
 red_early() {

@@ -727,6 +727,132 @@ static void rate_step(struct kunit *test)
 			10U);
 }
 
+/* One report through optr_rate_heed() at 200 Mbit/s. */
+#define HEED(h, v, ce, others, cfg) \
+	optr_rate_heed(h, OPTR_RATE_##v, ce, others, 200, cfg)
+
+static void rate_heed(struct kunit *test)
+{
+	struct optr_rate_cfg cfg = { .min_mbps = 10, .max_mbps = 1000,
+				     .foreign = true };
+	static const struct {
+		u32 from, at;
+	} cut[] = {
+		{ 800, 100 },	/* an eighth */
+		{ 40, 10 },	/* the floor */
+	};
+	struct optr_rate_heed h = {};
+	u32 others = 7;	/* clean reports from any receiver so far */
+	unsigned int c;
+	int i;
+
+	/* Heavy marks from one receiver, no clean report from another and
+	 * the rate where they began: congestion, however long.
+	 */
+	for (i = 0; i < 2 * OPTR_RATE_FOREIGN_RUN; i++)
+		KUNIT_EXPECT_EQ(test, HEED(&h, MARKED, 255, others, &cfg),
+				OPTR_RATE_MARKED);
+	KUNIT_EXPECT_FALSE(test, h.foreign);
+	/* Its own clean report ends the run; a new one begins ... */
+	KUNIT_EXPECT_EQ(test, HEED(&h, CLEAN, 0, others, &cfg),
+			OPTR_RATE_CLEAN);
+	for (i = 1; i < OPTR_RATE_FOREIGN_RUN; i++) {
+		KUNIT_EXPECT_EQ(test, HEED(&h, MARKED, 230, others, &cfg),
+				OPTR_RATE_MARKED);
+		others++;	/* another receiver reported clean */
+	}
+	/* ... and its OPTR_RATE_FOREIGN_RUNth heavy report, with clean
+	 * ones from others meanwhile, makes its path foreign.
+	 */
+	KUNIT_EXPECT_EQ(test, HEED(&h, MARKED, 255, others, &cfg),
+			OPTR_RATE_FOREIGN);
+	KUNIT_EXPECT_TRUE(test, h.foreign);
+	/* Light marks too, now; loss still cuts. */
+	KUNIT_EXPECT_EQ(test, HEED(&h, MARKED, 3, others, &cfg),
+			OPTR_RATE_FOREIGN);
+	KUNIT_EXPECT_EQ(test, HEED(&h, LOSSY, 0, others, &cfg),
+			OPTR_RATE_LOSSY);
+	KUNIT_EXPECT_TRUE(test, h.foreign);
+	/* A mark between its clean reports starts their count again ... */
+	for (i = 1; i < OPTR_RATE_FOREIGN_CLEAN; i++)
+		HEED(&h, CLEAN, 0, others, &cfg);
+	KUNIT_EXPECT_EQ(test, HEED(&h, MARKED, 255, others, &cfg),
+			OPTR_RATE_FOREIGN);
+	/* ... and OPTR_RATE_FOREIGN_CLEAN in a row end it: marks count. */
+	for (i = 1; i < OPTR_RATE_FOREIGN_CLEAN; i++)
+		HEED(&h, CLEAN, 0, others, &cfg);
+	KUNIT_EXPECT_TRUE(test, h.foreign);
+	HEED(&h, CLEAN, 0, others, &cfg);
+	KUNIT_EXPECT_FALSE(test, h.foreign);
+	KUNIT_EXPECT_EQ(test, HEED(&h, MARKED, 255, others, &cfg),
+			OPTR_RATE_MARKED);
+
+	/* Marks thinning out (an incast the cuts drained) end the run.
+	 * The count of clean reports wraps: what counts is that it moved.
+	 */
+	h = (struct optr_rate_heed){};
+	HEED(&h, MARKED, 255, U32_MAX, &cfg);
+	HEED(&h, MARKED, 100, 0, &cfg);
+	KUNIT_EXPECT_EQ(test, h.run, 0);
+	for (i = 1; i < OPTR_RATE_FOREIGN_RUN; i++)
+		HEED(&h, MARKED, 255, U32_MAX, &cfg);
+	KUNIT_EXPECT_EQ(test, HEED(&h, MARKED, 255, 0, &cfg),
+			OPTR_RATE_FOREIGN);
+
+	/* Every receiver marking (our own uplink's queue): foreign only
+	 * once the rate fell to an eighth of where the run began, or to
+	 * the floor.
+	 */
+	for (c = 0; c < ARRAY_SIZE(cut); c++) {
+		h = (struct optr_rate_heed){};
+		for (i = 1; i < OPTR_RATE_FOREIGN_RUN; i++)
+			optr_rate_heed(&h, OPTR_RATE_MARKED, 255, 0,
+				       cut[c].from, &cfg);
+		KUNIT_EXPECT_EQ(test, optr_rate_heed(&h, OPTR_RATE_MARKED, 255,
+						     0, cut[c].at + 1, &cfg),
+				OPTR_RATE_MARKED);
+		KUNIT_EXPECT_EQ(test, optr_rate_heed(&h, OPTR_RATE_MARKED, 255,
+						     0, cut[c].at, &cfg),
+				OPTR_RATE_FOREIGN);
+	}
+
+	/* rate_foreign 0: every mark is congestion, and the judgment made
+	 * before is forgotten.
+	 */
+	cfg.foreign = false;
+	KUNIT_EXPECT_EQ(test, HEED(&h, MARKED, 255, 1, &cfg),
+			OPTR_RATE_MARKED);
+	KUNIT_EXPECT_FALSE(test, h.foreign);
+	for (i = 0; i < 2 * OPTR_RATE_FOREIGN_RUN; i++)
+		KUNIT_EXPECT_EQ(test, HEED(&h, MARKED, 255, i, &cfg),
+				OPTR_RATE_MARKED);
+}
+
+#undef HEED
+
+static void rate_foreign_step(struct kunit *test)
+{
+	const struct optr_rate_cfg cfg = {
+		.min_mbps = 10, .max_mbps = 1000, .step_mbps = 10, .md_pct = 50,
+		.knee_mbps = 22,
+	};
+	struct optr_rate_state s = { .rate_mbps = 20, .clean = 5 };
+
+	/* Marks from a foreign queue probe by 1 Mbit/s, end the run of
+	 * clean reports, and stop at the knee.
+	 */
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_FOREIGN, 255, &cfg),
+			21U);
+	KUNIT_EXPECT_EQ(test, s.clean, 0);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_FOREIGN, 255, &cfg),
+			22U);
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_FOREIGN, 255, &cfg),
+			22U);
+	/* Loss still halves it. */
+	KUNIT_EXPECT_EQ(test, optr_rate_step(&s, OPTR_RATE_LOSSY, 0, &cfg),
+			11U);
+}
+
 static void rate_seen(struct kunit *test)
 {
 	struct optr_ranges r;
@@ -950,6 +1076,8 @@ static struct kunit_case optr_rate_cases[] = {
 	KUNIT_CASE(rate_judge),
 	KUNIT_CASE(rate_aimd),
 	KUNIT_CASE(rate_step),
+	KUNIT_CASE(rate_heed),
+	KUNIT_CASE(rate_foreign_step),
 	KUNIT_CASE(rate_seen),
 	KUNIT_CASE(rate_reports),
 	KUNIT_CASE(rate_start),

@@ -59,6 +59,7 @@ static void print_peer(const struct nlattr *nest)
 		[OPTIREDUCE_PEER_CE_RX] = MNL_TYPE_U64,
 		[OPTIREDUCE_PEER_EARLY] = MNL_TYPE_U64,
 		[OPTIREDUCE_PEER_STALE] = MNL_TYPE_U64,
+		[OPTIREDUCE_PEER_FOREIGN] = MNL_TYPE_U64,
 	};
 	const struct nlattr *tb[__OPTIREDUCE_PEER_MAX];
 
@@ -94,6 +95,9 @@ static void print_peer(const struct nlattr *nest)
 	if (tb[OPTIREDUCE_PEER_STALE])
 		print_uint("reports_stale", " stale %llu",
 			   attr_u64(tb[OPTIREDUCE_PEER_STALE]));
+	if (tb[OPTIREDUCE_PEER_FOREIGN])
+		print_uint("reports_foreign", " foreign %llu",
+			   attr_u64(tb[OPTIREDUCE_PEER_FOREIGN]));
 	print_text("\n");
 	print_close_object();
 }
@@ -165,6 +169,9 @@ static int sock_cb(const struct nlmsghdr *nlh, void *data)
 	if (tb[OPTIREDUCE_A_SOCK_RATE_HOLDS])
 		print_uint("rate_holds", " holds %llu",
 			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_HOLDS]));
+	if (tb[OPTIREDUCE_A_SOCK_RATE_FOREIGN])
+		print_uint("rate_foreign", " foreign %llu",
+			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_FOREIGN]));
 	if (tb[OPTIREDUCE_A_SOCK_QUEUE_DROPS])
 		print_uint("queue_drops", " queue_drops %llu",
 			   attr_u64(tb[OPTIREDUCE_A_SOCK_QUEUE_DROPS]));

@@ -388,6 +388,8 @@ struct optireduce_estimate {
  *       u64, SOCK_QUEUE_DROPS u64 (the communicator's rate and its steps),
  *       SOCK_RATE_HOLDS u64 (reports that left it: marked too lightly to
  *       cut, or clean while the rate did not hold the sender back),
+ *       SOCK_RATE_FOREIGN u64 (marked reports taken as a standing queue
+ *       another sender keeps: they probed instead of cutting),
  *       SOCK_RATE_KNEE_MBPS u32 (where a measured start set a knee),
  *       and once it has state for a rank, SOCK_PEERS (nested PEERS_PEER,
  *       each nested PEER_*: that rank's reports and marks; as many ranks
@@ -461,6 +463,7 @@ enum {
 	OPTIREDUCE_A_SOCK_QUEUE_DROPS,	/* u64: batches our own queue dropped */
 	OPTIREDUCE_A_SOCK_RATE_KNEE_MBPS, /* u32: ... above which it probes slowly */
 	OPTIREDUCE_A_SOCK_RATE_HOLDS,	/* u64: reports that left the rate */
+	OPTIREDUCE_A_SOCK_RATE_FOREIGN,	/* u64: marks heard as another's queue */
 	__OPTIREDUCE_A_MAX
 };
 
@@ -499,6 +502,9 @@ enum {
 					 */
 	OPTIREDUCE_PEER_STALE,		/* u64: its reports about traffic sent
 					 * before our last cut, not applied
+					 */
+	OPTIREDUCE_PEER_FOREIGN,	/* u64: its marked reports taken as a
+					 * queue another sender keeps
 					 */
 	__OPTIREDUCE_PEER_MAX
 };
