@@ -177,16 +177,17 @@ u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
  * others fill its buffer to the end (RED's default, the fabric's
  * FABRIC_NONECT=tail) marks nearly every datagram of ours queued behind
  * another tenant's TCP flow: that flow answers only loss and keeps the
- * queue above the threshold whatever we send. Heeding those marks held
- * the rate near its floor while the flow took the port (fabric-shared,
- * results.md). Our own load is about the same at every receiver's port,
- * and about our rate (design.md, "Why one rate"), so a queue is not ours
- * if it stands at one receiver's port while another receiver's reports
- * come clean (a flow towards that receiver), or through cuts to an
- * eighth of the rate or to the floor (a flow out of our own host, whose
- * uplink marks towards every receiver): OPTR_RATE_FOREIGN_RUN heavily
- * marked reports in a row (at least OPTR_RATE_FOREIGN_CE) and either of
- * those make the receiver's path foreign. From then on its marked reports
+ * queue above the threshold whatever we send. Heeding those marks, two
+ * ranks beside such a flow got a sixth to a half less through than with
+ * this judgment (rate_fair_test, results.md). Our own load is about the
+ * same at every receiver's port, and about our rate (design.md, "Why one
+ * rate"), so a queue is not ours if it stands at one receiver's port
+ * while another receiver's reports come clean (a flow towards that
+ * receiver), or through cuts to an eighth of the rate or to the floor (a
+ * flow out of our own host, whose uplink marks towards every receiver):
+ * OPTR_RATE_FOREIGN_RUN heavily marked reports in a row (at least
+ * OPTR_RATE_FOREIGN_CE) and either of those make the receiver's path
+ * foreign. From then on its marked reports
  * are OPTR_RATE_FOREIGN (optr_rate_step(): the slowest probe) and only
  * its loss cuts, as loss does for the flow that keeps the queue.
  * OPTR_RATE_FOREIGN_CLEAN clean reports from it in a row end that: the
