@@ -45,6 +45,7 @@ extern struct optr_tunable optr_rate_step_mbps;
 extern struct optr_tunable optr_rate_md_pct;
 extern struct optr_tunable optr_rate_knee_pct;
 extern struct optr_tunable optr_rate_foreign;
+extern struct optr_tunable optr_rate_drained;
 
 struct optr_tunable_entry {
 	const char *name;

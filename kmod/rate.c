@@ -14,8 +14,10 @@
  * tripled the rate before the first report about a raised rate came
  * back). Such a report moves the rate: down by rate_md_pct on loss above
  * OPTR_RATE_LOSS_MIN, in proportion to the fraction marked on marks (as
- * DCTCP); up on a clean one, first halfway back to the rate before the
- * last cut (OPTR_RATE_RECOVER times, as DCQCN's fast recovery), then by a
+ * DCTCP) that last to the report's end; up on a clean one (or one whose
+ * queue drained before it ended: OPTR_FB_DRAINED), first halfway back to
+ * the rate before the last cut (OPTR_RATE_RECOVER times, as DCQCN's fast
+ * recovery), then by a
  * step that grows with a run of clean reports but stays under an eighth
  * of the rate; neither past the knee (rate_knee_pct above the start the
  * caller measured), above which a clean report adds 1/128 of the rate.
@@ -68,13 +70,14 @@ u32 optr_rate_encode(const struct optr_rate_report *r)
 	       (u32)(r->seq & OPTR_FB_SEQ_MASK) << OPTR_FB_SEQ_SHIFT |
 	       (u32)r->loss << OPTR_FB_LOSS_SHIFT |
 	       (u32)r->ce << OPTR_FB_CE_SHIFT |
+	       (r->ce && r->drained ? OPTR_FB_DRAINED : 0) |
 	       (r->epochs ? OPTR_FB_EPOCHS |
 			    (r->echo & OPTR_FB_EPOCH_MASK) << OPTR_FB_ECHO_SHIFT :
 			    0);
 }
 
 /* False for a word that carries no report (0, as every sender without
- * rate control sends). Bit 3 is reserved and ignored.
+ * rate control sends).
  */
 bool optr_rate_decode(u32 word, struct optr_rate_report *r)
 {
@@ -83,6 +86,7 @@ bool optr_rate_decode(u32 word, struct optr_rate_report *r)
 	r->seq = (word >> OPTR_FB_SEQ_SHIFT) & OPTR_FB_SEQ_MASK;
 	r->loss = (word >> OPTR_FB_LOSS_SHIFT) & 0xff;
 	r->ce = (word >> OPTR_FB_CE_SHIFT) & 0xff;
+	r->drained = r->ce && (word & OPTR_FB_DRAINED);
 	r->epochs = word & OPTR_FB_EPOCHS;
 	r->echo = (word >> OPTR_FB_ECHO_SHIFT) & OPTR_FB_EPOCH_MASK;
 	return true;
@@ -124,7 +128,15 @@ enum optr_rate_verdict optr_rate_judge(const struct optr_rate_report *r,
 	 */
 	if (!tx_forced && r->loss > OPTR_RATE_LOSS_MIN)
 		return OPTR_RATE_LOSSY;
-	return r->ce ? OPTR_RATE_MARKED : OPTR_RATE_CLEAN;
+	if (!r->ce)
+		return OPTR_RATE_CLEAN;
+	/* Marks, then OPTR_RATE_DRAINED_DGRAMS datagrams without: the
+	 * queue fell under the marking threshold while we went on sending
+	 * at the rate the report judges, so that rate does not keep it.
+	 * A queue of ours (a rate above the link's, or an incast that
+	 * lasts) marks to the report's end.
+	 */
+	return r->drained ? OPTR_RATE_DRAINED : OPTR_RATE_MARKED;
 }
 
 /*
@@ -210,6 +222,16 @@ enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
 		if (h->foreign && ++h->clean >= OPTR_RATE_FOREIGN_CLEAN)
 			h->foreign = false;
 		return v;
+	case OPTR_RATE_DRAINED:
+		/* The queue came and went: no standing queue, foreign or
+		 * ours, though one judged foreign is not yet known gone.
+		 */
+		if (h->foreign) {
+			h->clean = 0;
+			return OPTR_RATE_FOREIGN;
+		}
+		h->run = 0;
+		return v;
 	case OPTR_RATE_MARKED:
 		if (h->foreign) {
 			h->clean = 0;
@@ -273,6 +295,9 @@ u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 	u64 credit;
 	u32 to;
 
+	/* A queue that drained while we sent at this rate: as clean. */
+	if (v == OPTR_RATE_DRAINED)
+		v = OPTR_RATE_CLEAN;
 	if (v == OPTR_RATE_FOREIGN) {
 		/* 1 Mbit/s a report, never past the knee: about the pace at
 		 * which the queue's owner probes (a segment a round trip of
@@ -408,6 +433,7 @@ void optr_rate_cfg_get(struct optr_rate_cfg *cfg)
 	cfg->knee_pct = optr_tunable_get(&optr_rate_knee_pct);
 	cfg->knee_mbps = 0;
 	cfg->foreign = optr_tunable_get(&optr_rate_foreign);
+	cfg->drained = optr_tunable_get(&optr_rate_drained);
 }
 
 /* The tunables, and @osk's communicator's knee, for a step or the dump
@@ -574,7 +600,8 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 	optr_rate_cfg_sock(osk, &cfg);
 	old = optr_rate_now(osk, osk->comm, optr_rate_fixed(osk), &cfg);
 	path->st.rate_mbps = old;
-	probe = v == OPTR_RATE_CLEAN || v == OPTR_RATE_FOREIGN;
+	probe = v == OPTR_RATE_CLEAN || v == OPTR_RATE_FOREIGN ||
+		v == OPTR_RATE_DRAINED;
 	if (probe && !READ_ONCE(path->limited)) {
 		/* The sender did not reach the rate: a hold. */
 		path->holds++;
@@ -673,6 +700,8 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 	lockdep_assert_held(&osk->lock);
 	optr_rate_cfg_sock(osk, &cfg);
 	v = optr_rate_judge(rep, READ_ONCE(p->tx_forced));
+	if (v == OPTR_RATE_DRAINED && !cfg.drained)
+		v = OPTR_RATE_MARKED;
 	v = optr_rate_heed(&p->heed, v, rep->ce, path->clean_reports,
 			   optr_rate_now(osk, osk->comm, optr_rate_fixed(osk),
 					 &cfg),
@@ -694,6 +723,9 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 		path->foreign++;
 	} else if (v == OPTR_RATE_CLEAN) {
 		p->increases++;
+	} else if (v == OPTR_RATE_DRAINED) {
+		p->drained++;
+		path->drained++;
 	} else {
 		p->decreases++;
 	}
@@ -716,6 +748,11 @@ static void optr_rate_publish(struct optr_rate_peer *p)
 
 	rep.echo = p->acc_echo;
 	if (p->fb_word && !READ_ONCE(p->fb_sent)) {
+		/* Unmarked since the last mark: back into the merged one's
+		 * tail while none of the newer datagrams was marked.
+		 */
+		if (!p->acc_ce)
+			p->acc_tail += p->pub_tail;
 		p->acc_expected += p->pub_expected;
 		p->acc_missing += p->pub_missing;
 		p->acc_dgrams += p->pub_dgrams;
@@ -726,15 +763,18 @@ static void optr_rate_publish(struct optr_rate_peer *p)
 	p->pub_missing = p->acc_missing;
 	p->pub_dgrams = p->acc_dgrams;
 	p->pub_ce = p->acc_ce;
+	p->pub_tail = p->acc_tail;
 	p->pub_echo = rep.echo;
 	p->acc_expected = 0;
 	p->acc_missing = 0;
 	p->acc_dgrams = 0;
 	p->acc_ce = 0;
+	p->acc_tail = 0;
 	p->seq = (p->seq + 1) & OPTR_FB_SEQ_MASK;
 	rep.seq = p->seq;
 	rep.loss = optr_rate_frac(p->pub_missing, p->pub_expected);
 	rep.ce = optr_rate_frac(p->pub_ce, p->pub_dgrams);
+	rep.drained = p->pub_tail >= OPTR_RATE_DRAINED_DGRAMS;
 	WRITE_ONCE(p->fb_sent, false);
 	WRITE_ONCE(p->fb_word, optr_rate_encode(&rep));
 }
@@ -756,6 +796,9 @@ bool optr_rate_count(struct optr_rate_peer *p, u8 epoch, bool ce)
 	if (ce) {
 		p->acc_ce++;
 		p->ce_rx++;
+		p->acc_tail = 0;
+	} else {
+		p->acc_tail++;
 	}
 	if (p->acc_dgrams < OPTR_RATE_REPORT_DGRAMS)
 		return false;
@@ -860,6 +903,8 @@ static int optr_rate_nl_peer(struct sk_buff *skb, const struct optr_rate_peer *p
 	    nla_put_u64_64bit(skb, OPTIREDUCE_PEER_STALE, p->stale,
 			      OPTIREDUCE_PEER_PAD) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_PEER_FOREIGN, p->foreign,
+			      OPTIREDUCE_PEER_PAD) ||
+	    nla_put_u64_64bit(skb, OPTIREDUCE_PEER_DRAINED, p->drained,
 			      OPTIREDUCE_PEER_PAD)) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
@@ -889,7 +934,9 @@ static int optr_rate_nl_path(struct sk_buff *skb,
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_HOLDS, path->holds,
 			      OPTIREDUCE_A_PAD) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_FOREIGN,
-			      path->foreign, OPTIREDUCE_A_PAD))
+			      path->foreign, OPTIREDUCE_A_PAD) ||
+	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_DRAINED,
+			      path->drained, OPTIREDUCE_A_PAD))
 		return -EMSGSIZE;
 	return 0;
 }

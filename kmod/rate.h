@@ -41,6 +41,13 @@ struct sk_buff;
 #define OPTR_FB_EPOCHS		0x80U
 #define OPTR_FB_ECHO_SHIFT	4
 #define OPTR_FB_EPOCH_MASK	0x7U
+/*
+ * With a report whose datagrams were marked: the last
+ * OPTR_RATE_DRAINED_DGRAMS of them came unmarked, the queue that marked
+ * them drained before the report ended (optr_rate_judge()). A module from
+ * before it sends the bit 0: every marked report then stands.
+ */
+#define OPTR_FB_DRAINED		0x08U
 /* Fractions are in 255ths, rounded up: any loss or mark is at least 1. */
 #define OPTR_FB_FRAC_ONE	255U
 
@@ -102,6 +109,15 @@ struct sk_buff;
 #define OPTR_RATE_FOREIGN_RUN	4U
 #define OPTR_RATE_FOREIGN_SHIFT	3
 #define OPTR_RATE_FOREIGN_CLEAN	4U
+/*
+ * A marked report's last this many datagrams came unmarked: the queue
+ * that marked the others drained while the sender went on at its rate
+ * (OPTR_FB_DRAINED). A RED queue marks on its average, which lags the
+ * queue: marks go on for some datagrams after the queue fell under the
+ * threshold, and a quarter of a report (OPTR_RATE_REPORT_DGRAMS) without
+ * one says it fell.
+ */
+#define OPTR_RATE_DRAINED_DGRAMS	8U
 
 /* What a report says about the path. */
 enum optr_rate_verdict {
@@ -109,12 +125,14 @@ enum optr_rate_verdict {
 	OPTR_RATE_MARKED,	/* CE marks, no such loss */
 	OPTR_RATE_LOSSY,	/* loss above OPTR_RATE_LOSS_MIN */
 	OPTR_RATE_FOREIGN,	/* marks from a queue another sender keeps */
+	OPTR_RATE_DRAINED,	/* marks from a queue that drained since */
 };
 
 struct optr_rate_report {
 	u8 seq;			/* 0..OPTR_FB_SEQ_MASK */
 	u8 loss;		/* bytes missing / bytes expected, 255ths */
 	u8 ce;			/* CE-marked datagrams / datagrams, 255ths */
+	bool drained;		/* with ce: its last datagrams came unmarked */
 	bool epochs;		/* the reporter speaks epochs: echo is valid */
 	u8 echo;		/* our epoch on the first datagram it covers */
 };
@@ -128,6 +146,7 @@ struct optr_rate_cfg {
 	u32 knee_pct;		/* the knee above the measured start, percent */
 	u32 knee_mbps;		/* this communicator's knee; 0: none */
 	bool foreign;		/* rate_foreign: judge foreign queues */
+	bool drained;		/* rate_drained: a drained queue's marks raise */
 };
 
 /* The rate's state, and the step that moves it (optr_rate_step()). */
@@ -156,6 +175,7 @@ struct optr_rate_path {
 	u64 raises;		/* clean steps that moved it */
 	u64 holds;		/* reports that left it as it was */
 	u64 foreign;		/* marked reports heard as a foreign queue's */
+	u64 drained;		/* marked reports whose queue had drained */
 	u32 clean_reports;	/* clean reports from any rank, wrapping */
 	bool limited;		/* it held a send back since its last move */
 	u8 epoch;		/* moves, mod OPTR_FB_EPOCH_MASK + 1 */
@@ -175,6 +195,7 @@ struct optr_rate_peer {
 	u64 increases;		/* ... that were clean */
 	struct optr_rate_heed heed;	/* its port's queue */
 	u64 foreign;		/* its marked reports heard as foreign */
+	u64 drained;		/* ... whose queue had drained */
 	/* As a receiver of this rank: what the next report covers. */
 	u64 acc_expected;	/* of its messages that ended, bytes up to
 				 * the furthest that came in each
@@ -182,12 +203,14 @@ struct optr_rate_peer {
 	u64 acc_missing;	/* ... missing when they did */
 	u32 acc_dgrams;		/* its datagrams received */
 	u32 acc_ce;		/* ... with CE set */
+	u32 acc_tail;		/* ... unmarked since the last marked one */
 	u8 acc_echo;		/* its epoch on the first of them */
 	/* What the published report covers, until it was sent. */
 	u64 pub_expected;
 	u64 pub_missing;
 	u32 pub_dgrams;
 	u32 pub_ce;
+	u32 pub_tail;
 	u8 pub_echo;
 	u8 seq;			/* of the published report */
 	bool fb_sent;		/* it went out at least once */

@@ -29,6 +29,7 @@ rate_step_mbps 1 100000
 rate_md_pct 1 99
 rate_knee_pct 0 1000
 rate_foreign 0 1
+rate_drained 0 1
 "
 
 # refused NAME VALUE: the write fails and the value is unchanged.

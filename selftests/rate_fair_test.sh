@@ -11,7 +11,10 @@
 #     (optr_peer, so host 0's uplink and the switch's port towards host 1
 #     are shared), paced at a fixed 200 Mbit/s, far above the link;
 #   - the same with rate_control on, starting from 200 Mbit/s;
-#   - the same again with rate_foreign 0 (every mark cuts).
+#   - the same again with rate_foreign 0 (every mark cuts);
+#   - the pair beside a bursty job instead (iperf3 writing 256 KiB at
+#     once, 4 Mbit/s on average, as fabric_cotenants_start's), with
+#     rate_drained 1 and 0.
 # With rate control TCP keeps at least its fair share, half of B, less a
 # fifth for the emulated clock's noise, and optireduce gets more of its
 # data through than when it overruns the link at a fixed rate (whose
@@ -23,7 +26,10 @@
 # optireduce places less. The goodputs are printed; nothing
 # about time is asserted. The alone flow also checks the co-tenant meter
 # that allreduce-bench reads around each contender (fabric.sh,
-# fabric_cotenant_bytes) against iperf3's own count. Last, the fabric's
+# fabric_cotenant_bytes) against iperf3's own count. A
+# bursty job's queue comes and goes: host 1 reports marks followed by
+# unmarked datagrams as drained and host 0 counts them (rate_drained in
+# the dump), none with rate_drained 0. Last, the fabric's
 # two models of a TCP flow without ECN (FABRIC_NONECT): "tail" never drops
 # its packets early, "early" drops them where ECN-capable ones are marked,
 # and the fabric's report counts those drops.
@@ -49,7 +55,7 @@ START=200
 COMM=5151
 command -v iperf3 >/dev/null || { echo "# SKIP: no iperf3"; exit "$KSFT_SKIP"; }
 params_save pace_mbps rate_control rate_min_mbps rate_max_mbps \
-	rate_step_mbps rate_md_pct rate_foreign
+	rate_step_mbps rate_md_pct rate_foreign rate_drained
 FABRIC_ECN_KB=32
 fabric_setup 2 || { ktap_fail "fabric of 2 hosts"; ktap_finish; }
 PEERS=${HOST_IP[0]},${HOST_IP[1]}
@@ -103,13 +109,20 @@ optr_stop() {
 	PIDS=()
 }
 
-# foreign FILE: the marked reports host 0's socket took as a foreign
-# queue's (rate_foreign), from its dump (optireduce -j sock show).
-foreign() {
+# dumped KEY FILE: the sum of KEY over host 0's sockets in FILE, its
+# dump (optireduce -j sock show): rate_foreign, the marked reports taken
+# as a foreign queue's; rate_drained, those whose queue had drained.
+dumped() {
 	python3 -c '
 import json, sys
-print(sum(s.get("rate_foreign", 0) for s in json.load(open(sys.argv[1]))))
-' "$1" 2>/dev/null || echo 0
+print(sum(s.get(sys.argv[1], 0) for s in json.load(open(sys.argv[2]))))
+' "$1" "$2" 2>/dev/null || echo 0
+}
+
+# sock_dump NAME: host 0's sockets, into $WORK/NAME.sock.json.
+sock_dump() {
+	ip netns exec "${HOST_NS[0]}" "$TOOL" -j sock show \
+		>"$WORK/$1.sock.json" 2>/dev/null
 }
 
 # beside NAME: the pair running, then a flow; TCP's goodput in TCP_MBPS,
@@ -123,8 +136,24 @@ beside() {
 	rx0=$(rx_bytes)
 	TCP_MBPS=$(tcp_goodput "$1")
 	OPTR_RX=$(($(rx_bytes) - rx0))
-	ip netns exec "${HOST_NS[0]}" "$TOOL" -j sock show \
-		>"$WORK/$1.sock.json" 2>/dev/null
+	sock_dump "$1"
+	optr_stop
+}
+
+# bursty NAME: the pair running, then a bursty job 0 -> 1 for SECS
+# seconds; what host 1 placed meanwhile in OPTR_RX, host 0's dump in
+# $WORK/NAME.sock.json.
+bursty() {
+	local rx0
+
+	optr_pair "$1"
+	sleep 2
+	rx0=$(rx_bytes)
+	fabric_iperf "$WORK" "$1" 0 1 5201 -t "$SECS" -l 16K -b 4M/16
+	wait "${FABRIC_COTENANT_PIDS[-1]}"
+	fabric_cotenants_stop
+	OPTR_RX=$(($(rx_bytes) - rx0))
+	sock_dump "$1"
 	optr_stop
 }
 
@@ -142,16 +171,27 @@ echo 1 >"$PARAMS/rate_control"
 echo 1 >"$PARAMS/rate_foreign"
 beside rate
 rate=$TCP_MBPS rate_rx=$OPTR_RX
-rate_foreign=$(foreign "$WORK/rate.sock.json")
+rate_foreign=$(dumped rate_foreign "$WORK/rate.sock.json")
 
 echo 0 >"$PARAMS/rate_foreign"
 beside heed
 heed=$TCP_MBPS heed_rx=$OPTR_RX
-heed_foreign=$(foreign "$WORK/heed.sock.json")
+heed_foreign=$(dumped rate_foreign "$WORK/heed.sock.json")
+echo 1 >"$PARAMS/rate_foreign"
+
+echo 1 >"$PARAMS/rate_drained"
+bursty burst
+burst_rx=$OPTR_RX
+burst_drained=$(dumped rate_drained "$WORK/burst.sock.json")
+echo 0 >"$PARAMS/rate_drained"
+bursty burst0
+burst0_rx=$OPTR_RX
+burst0_drained=$(dumped rate_drained "$WORK/burst0.sock.json")
 
 echo "# TCP goodput, Mbit/s: alone $alone; beside optireduce at a fixed $START Mbit/s $fixed; beside optireduce with rate control $rate, with rate_foreign 0 $heed"
 echo "# optireduce bytes placed at host 1 meanwhile: fixed $fixed_rx, rate control $rate_rx, with rate_foreign 0 $heed_rx"
 echo "# marked reports taken as a foreign queue's at host 0: $rate_foreign, with rate_foreign 0 $heed_foreign"
+echo "# beside a bursty job: optireduce bytes placed at host 1 $burst_rx, with rate_drained 0 $burst0_rx; marked reports whose queue had drained at host 0 $burst_drained, with rate_drained 0 $burst0_drained"
 ktap_check "TCP alone moves data ($alone Mbit/s)" test "$alone" -gt 0
 # The meter counts the flow's middle seconds, iperf3 all of them.
 ktap_check "the co-tenant meter agrees with iperf3: $meter within 0.7-1.3 x $alone Mbit/s" \
@@ -167,6 +207,8 @@ ktap_check "judging it foreign, optireduce places more than heeding every mark (
 	test "$rate_rx" -gt "$heed_rx"
 ktap_check "heeding every mark, TCP keeps its fair share too: $heed >= 0.8 x $alone / 2 Mbit/s" \
 	test $((heed * 10)) -ge $((alone * 4))
+ktap_check "beside a bursty job, marked reports whose queue had drained are counted ($burst_drained), none with rate_drained 0 ($burst0_drained)" \
+	test "$burst_drained" -gt 0 -a "$burst0_drained" -eq 0
 
 # red_early: packets the ports' ECN queues dropped early, so far.
 red_early() {

@@ -512,14 +512,25 @@ static void rate_encoding(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, g.loss, r.loss);
 		KUNIT_EXPECT_EQ(test, g.ce, r.ce);
 		KUNIT_EXPECT_FALSE(test, g.epochs);
-		/* The reserved bit 3 and the sender's epoch are not the
-		 * report's.
-		 */
-		KUNIT_ASSERT_TRUE(test, optr_rate_decode(w | 0x0f, &g));
+		KUNIT_EXPECT_FALSE(test, g.drained);
+		/* The sender's epoch is not the report's. */
+		KUNIT_ASSERT_TRUE(test, optr_rate_decode(w | 0x07, &g));
 		KUNIT_EXPECT_EQ(test, g.seq, r.seq);
 		KUNIT_EXPECT_EQ(test, g.ce, r.ce);
 		KUNIT_EXPECT_FALSE(test, g.epochs);
+		KUNIT_EXPECT_FALSE(test, g.drained);
 	}
+	/* Bit 3: the marks' queue drained; meaningless without marks. */
+	r = (struct optr_rate_report){ .seq = 1, .ce = 40, .drained = true };
+	w = optr_rate_encode(&r);
+	KUNIT_EXPECT_EQ(test, w & 0xff, OPTR_FB_DRAINED);
+	KUNIT_ASSERT_TRUE(test, optr_rate_decode(w, &g));
+	KUNIT_EXPECT_TRUE(test, g.drained);
+	r.ce = 0;
+	KUNIT_EXPECT_EQ(test, optr_rate_encode(&r) & 0xff, 0U);
+	KUNIT_ASSERT_TRUE(test, optr_rate_decode(OPTR_FB_VALID | OPTR_FB_DRAINED,
+						 &g));
+	KUNIT_EXPECT_FALSE(test, g.drained);
 	/* With epochs: the echo in bits 6..4, EPOCHS in bit 7; the
 	 * sender's own epoch, bits 2..0, comes with or without a report.
 	 */
@@ -584,6 +595,14 @@ static void rate_judge(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, OPTR_RATE_LOSSY, optr_rate_judge(&r, false));
 	r.loss = 0;
 	KUNIT_EXPECT_EQ(test, OPTR_RATE_MARKED, optr_rate_judge(&r, false));
+	/* Marks whose queue drained before the report ended; loss still
+	 * outranks them.
+	 */
+	r.drained = true;
+	KUNIT_EXPECT_EQ(test, OPTR_RATE_DRAINED, optr_rate_judge(&r, false));
+	r.loss = 255;
+	KUNIT_EXPECT_EQ(test, OPTR_RATE_LOSSY, optr_rate_judge(&r, false));
+	KUNIT_EXPECT_EQ(test, OPTR_RATE_DRAINED, optr_rate_judge(&r, true));
 }
 
 static void rate_aimd(struct kunit *test)
@@ -894,6 +913,8 @@ static void rate_reports(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rep.echo, 2);
 	KUNIT_EXPECT_EQ(test, rep.ce, optr_rate_frac(1, OPTR_RATE_REPORT_DGRAMS));
 	KUNIT_EXPECT_EQ(test, rep.loss, 0);
+	/* The mark was the fourth datagram: the queue drained after it. */
+	KUNIT_EXPECT_TRUE(test, rep.drained);
 	p->fb_sent = true;	/* the send path carried it */
 	word = p->fb_word;
 
@@ -933,6 +954,95 @@ static void rate_reports(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rep.echo, 4);
 	KUNIT_EXPECT_EQ(test, rep.ce, 0);
 	KUNIT_EXPECT_EQ(test, rep.loss, 0);
+}
+
+/*
+ * Whether a marked report's queue drained: OPTR_RATE_DRAINED_DGRAMS
+ * unmarked datagrams after its last mark, counted across a report that
+ * never left and was merged into the next.
+ */
+static void rate_drained_reports(struct kunit *test)
+{
+	struct optr_rate_peer *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	const u32 n = OPTR_RATE_REPORT_DGRAMS, tail = OPTR_RATE_DRAINED_DGRAMS;
+	struct optr_rate_report rep;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	/* Marked to one datagram short of a drained tail: standing. */
+	for (u32 i = 0; i < n; i++)
+		optr_rate_count(p, 0, i == n - tail);
+	KUNIT_ASSERT_TRUE(test, optr_rate_decode(p->fb_word, &rep));
+	KUNIT_EXPECT_NE(test, rep.ce, 0);
+	KUNIT_EXPECT_FALSE(test, rep.drained);
+	p->fb_sent = true;
+	/* One more unmarked datagram after the last mark would have done. */
+	for (u32 i = 0; i < n; i++)
+		optr_rate_count(p, 0, i == n - tail - 1);
+	KUNIT_ASSERT_TRUE(test, optr_rate_decode(p->fb_word, &rep));
+	KUNIT_EXPECT_TRUE(test, rep.drained);
+	p->fb_sent = true;
+	/* Marks to the end: a queue that stands. */
+	for (u32 i = 0; i < n; i++)
+		optr_rate_count(p, 0, i >= n / 2);
+	KUNIT_ASSERT_TRUE(test, optr_rate_decode(p->fb_word, &rep));
+	KUNIT_EXPECT_FALSE(test, rep.drained);
+	/* Not sent: a short message's end merges it into the next report,
+	 * whose few unmarked datagrams add to the old tail (none) ...
+	 */
+	optr_rate_count(p, 0, false);
+	KUNIT_EXPECT_TRUE(test, optr_rate_end(p, 1000, 0));
+	KUNIT_ASSERT_TRUE(test, optr_rate_decode(p->fb_word, &rep));
+	KUNIT_EXPECT_FALSE(test, rep.drained);
+	/* ... and, still not sent, enough more make the merged one drained. */
+	for (u32 i = 0; i < tail - 1; i++)
+		optr_rate_count(p, 0, false);
+	KUNIT_EXPECT_TRUE(test, optr_rate_end(p, 1000, 0));
+	KUNIT_ASSERT_TRUE(test, optr_rate_decode(p->fb_word, &rep));
+	KUNIT_EXPECT_NE(test, rep.ce, 0);
+	KUNIT_EXPECT_TRUE(test, rep.drained);
+	p->fb_sent = true;
+	/* A mark among the newer datagrams ends the old tail. */
+	for (u32 i = 0; i < tail; i++)
+		optr_rate_count(p, 0, false);
+	KUNIT_EXPECT_TRUE(test, optr_rate_end(p, 1000, 0));
+	optr_rate_count(p, 0, true);
+	KUNIT_EXPECT_TRUE(test, optr_rate_end(p, 1000, 0));
+	KUNIT_ASSERT_TRUE(test, optr_rate_decode(p->fb_word, &rep));
+	KUNIT_EXPECT_FALSE(test, rep.drained);
+}
+
+/* A drained queue's report: a raise as a clean one's, unless foreign. */
+static void rate_drained_step(struct kunit *test)
+{
+	const struct optr_rate_cfg cfg = {
+		.min_mbps = 10, .max_mbps = 1000, .step_mbps = 10, .md_pct = 50,
+		.foreign = true,
+	};
+	struct optr_rate_state a = { .rate_mbps = 10, .target_mbps = 40,
+				     .recover = OPTR_RATE_RECOVER };
+	struct optr_rate_state b = a;
+	struct optr_rate_heed h = {};
+	int i;
+
+	for (i = 0; i < 2 * OPTR_RATE_CLEAN_MAX; i++)
+		KUNIT_EXPECT_EQ(test,
+				optr_rate_step(&a, OPTR_RATE_DRAINED, 40, &cfg),
+				optr_rate_step(&b, OPTR_RATE_CLEAN, 0, &cfg));
+	KUNIT_EXPECT_GT(test, a.rate_mbps, 40U);
+	/* It ends a run of heavy marks, and a foreign path stays one. */
+	for (i = 1; i < OPTR_RATE_FOREIGN_RUN; i++)
+		optr_rate_heed(&h, OPTR_RATE_MARKED, 255, 0, 10, &cfg);
+	KUNIT_EXPECT_EQ(test,
+			optr_rate_heed(&h, OPTR_RATE_DRAINED, 255, 0, 10, &cfg),
+			OPTR_RATE_DRAINED);
+	KUNIT_EXPECT_EQ(test, h.run, 0);
+	h.foreign = true;
+	h.clean = 2;
+	KUNIT_EXPECT_EQ(test,
+			optr_rate_heed(&h, OPTR_RATE_DRAINED, 40, 0, 10, &cfg),
+			OPTR_RATE_FOREIGN);
+	KUNIT_EXPECT_TRUE(test, h.foreign);
+	KUNIT_EXPECT_EQ(test, h.clean, 0);
 }
 
 static void rate_start(struct kunit *test)
@@ -1080,6 +1190,8 @@ static struct kunit_case optr_rate_cases[] = {
 	KUNIT_CASE(rate_foreign_step),
 	KUNIT_CASE(rate_seen),
 	KUNIT_CASE(rate_reports),
+	KUNIT_CASE(rate_drained_reports),
+	KUNIT_CASE(rate_drained_step),
 	KUNIT_CASE(rate_start),
 	KUNIT_CASE(rate_knee),
 	KUNIT_CASE(rate_needed),

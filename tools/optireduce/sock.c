@@ -60,6 +60,7 @@ static void print_peer(const struct nlattr *nest)
 		[OPTIREDUCE_PEER_EARLY] = MNL_TYPE_U64,
 		[OPTIREDUCE_PEER_STALE] = MNL_TYPE_U64,
 		[OPTIREDUCE_PEER_FOREIGN] = MNL_TYPE_U64,
+		[OPTIREDUCE_PEER_DRAINED] = MNL_TYPE_U64,
 	};
 	const struct nlattr *tb[__OPTIREDUCE_PEER_MAX];
 
@@ -98,6 +99,9 @@ static void print_peer(const struct nlattr *nest)
 	if (tb[OPTIREDUCE_PEER_FOREIGN])
 		print_uint("reports_foreign", " foreign %llu",
 			   attr_u64(tb[OPTIREDUCE_PEER_FOREIGN]));
+	if (tb[OPTIREDUCE_PEER_DRAINED])
+		print_uint("reports_drained", " drained %llu",
+			   attr_u64(tb[OPTIREDUCE_PEER_DRAINED]));
 	print_text("\n");
 	print_close_object();
 }
@@ -172,6 +176,9 @@ static int sock_cb(const struct nlmsghdr *nlh, void *data)
 	if (tb[OPTIREDUCE_A_SOCK_RATE_FOREIGN])
 		print_uint("rate_foreign", " foreign %llu",
 			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_FOREIGN]));
+	if (tb[OPTIREDUCE_A_SOCK_RATE_DRAINED])
+		print_uint("rate_drained", " drained %llu",
+			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_DRAINED]));
 	if (tb[OPTIREDUCE_A_SOCK_QUEUE_DROPS])
 		print_uint("queue_drops", " queue_drops %llu",
 			   attr_u64(tb[OPTIREDUCE_A_SOCK_QUEUE_DROPS]));

@@ -390,6 +390,8 @@ struct optireduce_estimate {
  *       cut, or clean while the rate did not hold the sender back),
  *       SOCK_RATE_FOREIGN u64 (marked reports taken as a standing queue
  *       another sender keeps: they probed instead of cutting),
+ *       SOCK_RATE_DRAINED u64 (marked reports whose queue had drained
+ *       before they ended: they raised as clean ones),
  *       SOCK_RATE_KNEE_MBPS u32 (where a measured start set a knee),
  *       and once it has state for a rank, SOCK_PEERS (nested PEERS_PEER,
  *       each nested PEER_*: that rank's reports and marks; as many ranks
@@ -464,6 +466,7 @@ enum {
 	OPTIREDUCE_A_SOCK_RATE_KNEE_MBPS, /* u32: ... above which it probes slowly */
 	OPTIREDUCE_A_SOCK_RATE_HOLDS,	/* u64: reports that left the rate */
 	OPTIREDUCE_A_SOCK_RATE_FOREIGN,	/* u64: marks heard as another's queue */
+	OPTIREDUCE_A_SOCK_RATE_DRAINED,	/* u64: marks from a queue that drained */
 	__OPTIREDUCE_A_MAX
 };
 
@@ -505,6 +508,9 @@ enum {
 					 */
 	OPTIREDUCE_PEER_FOREIGN,	/* u64: its marked reports taken as a
 					 * queue another sender keeps
+					 */
+	OPTIREDUCE_PEER_DRAINED,	/* u64: its marked reports whose queue
+					 * drained before they ended
 					 */
 	__OPTIREDUCE_PEER_MAX
 };
