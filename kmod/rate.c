@@ -223,21 +223,16 @@ enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
 			h->foreign = false;
 		return v;
 	case OPTR_RATE_DRAINED:
-		/* The queue came and went: no standing queue, foreign or
-		 * ours, though one judged foreign is not yet known gone.
-		 */
-		if (h->foreign) {
-			h->clean = 0;
-			return OPTR_RATE_FOREIGN;
-		}
-		h->run = 0;
-		return v;
 	case OPTR_RATE_MARKED:
 		if (h->foreign) {
 			h->clean = 0;
 			return OPTR_RATE_FOREIGN;
 		}
-		if (ce < OPTR_RATE_FOREIGN_CE) {
+		/* A drained queue came and went, whatever it marked: no
+		 * standing queue, foreign or ours (one judged foreign,
+		 * above, is not yet known gone).
+		 */
+		if (v == OPTR_RATE_DRAINED || ce < OPTR_RATE_FOREIGN_CE) {
 			h->run = 0;
 			return v;
 		}
