@@ -125,37 +125,33 @@ sock_dump() {
 		>"$WORK/$1.sock.json" 2>/dev/null
 }
 
-# beside NAME: the pair running, then a flow; TCP's goodput in TCP_MBPS,
-# what host 1's optireduce sockets placed meanwhile in OPTR_RX, host 0's
-# socket dump, before the pair stops, in $WORK/NAME.sock.json.
-beside() {
-	local rx0
+# with_pair NAME CMD...: the pair running, then CMD (a co-tenant, run to
+# its end); what host 1's optireduce sockets placed meanwhile in OPTR_RX,
+# host 0's socket dump, before the pair stops, in $WORK/NAME.sock.json.
+with_pair() {
+	local name=$1 rx0
 
-	optr_pair "$1"
+	shift
+	optr_pair "$name"
 	sleep 2
 	rx0=$(rx_bytes)
-	TCP_MBPS=$(tcp_goodput "$1")
+	"$@"
 	OPTR_RX=$(($(rx_bytes) - rx0))
-	sock_dump "$1"
+	sock_dump "$name"
 	optr_stop
 }
 
-# bursty NAME: the pair running, then a bursty job 0 -> 1 for SECS
-# seconds; what host 1 placed meanwhile in OPTR_RX, host 0's dump in
-# $WORK/NAME.sock.json.
-bursty() {
-	local rx0
+# beside NAME: a flow beside the pair; TCP's goodput in TCP_MBPS.
+tcp_beside() { TCP_MBPS=$(tcp_goodput "$1"); }
+beside() { with_pair "$1" tcp_beside "$1"; }
 
-	optr_pair "$1"
-	sleep 2
-	rx0=$(rx_bytes)
+# bursty NAME: a bursty job 0 -> 1 for SECS seconds beside the pair.
+burst_job() {
 	fabric_iperf "$WORK" "$1" 0 1 5201 -t "$SECS" -l 16K -b 4M/16
 	wait "${FABRIC_COTENANT_PIDS[-1]}"
 	fabric_cotenants_stop
-	OPTR_RX=$(($(rx_bytes) - rx0))
-	sock_dump "$1"
-	optr_stop
 }
+bursty() { with_pair "$1" burst_job "$1"; }
 
 alone=$(tcp_goodput alone)
 meter=$(awk '{ split($2, p, "="); printf "%d", p[2] }' "$WORK/alone.meter")
