@@ -23,6 +23,7 @@
 #include "rate.h"
 #include "send.h"
 #include "sock.h"
+#include "trace.h"
 #include "txpool.h"
 #include "txsrc.h"
 #include "udp.h"
@@ -70,7 +71,7 @@ static u32 optr_pace_next(struct optr_sock *osk, u64 left, ktime_t deadline,
 static int optr_pace(struct optr_sock *osk, u32 mbps, u32 wire_bytes,
 		     ktime_t deadline)
 {
-	ktime_t now, when;
+	ktime_t now, when, woke;
 
 	lockdep_assert_held(&osk->tx_lock);
 	if (!mbps)
@@ -98,6 +99,10 @@ static int optr_pace(struct optr_sock *osk, u32 mbps, u32 wire_bytes,
 	set_current_state(TASK_KILLABLE);
 	schedule_hrtimeout_range(&when, OPTR_PACE_SLACK_NS / 2,
 				 HRTIMER_MODE_ABS);
+	woke = ktime_get();
+	osk->tx_tally.pace_ns += ktime_to_ns(ktime_sub(woke, now));
+	osk->tx_tally.late_ns += max_t(s64, ktime_to_ns(ktime_sub(woke, when)),
+				       0);
 	return fatal_signal_pending(current) ? -EINTR : 0;
 }
 
@@ -296,7 +301,7 @@ static struct sk_buff *optr_build(struct optr_sock *osk, struct optr_frag *f,
 
 	/* Waits for room in the send buffer, never past the deadline. */
 	skb = optr_udp_alloc_skb(osk->on, hroom + (paged ? 0 : wire),
-				 deadline, err);
+				 deadline, &osk->tx_tally.room_ns, err);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, hroom);
@@ -488,18 +493,23 @@ static int optr_path_batch(struct optr_sock *osk, struct optr_tx_path *p,
 static void optr_path_close(struct optr_sock *osk, struct optr_tx_path *p,
 			    int err)
 {
+	u32 unsent;
+
+	lockdep_assert_held(&osk->tx_lock);
 	if (p->rt)
 		ip_rt_put(p->rt);
 	p->rt = NULL;
 	/* What the receiver reports of it says little of the rate. */
 	if (p->forced || err == -ETIMEDOUT)
 		optr_rate_tx_forced(osk, p->f.dst);
+	unsent = DIV_ROUND_UP(optr_path_left(p), p->maxp);
+	osk->tx_tally.bytes += p->bytes;
+	osk->tx_tally.unsent += unsent;
 	spin_lock_bh(&osk->lock);
 	optr_stat_sock(osk, OPTR_STAT_TX_PACKETS, p->packets);
 	optr_stat_sock(osk, OPTR_STAT_TX_BYTES, p->bytes);
-	if (optr_path_left(p))
-		optr_stat_sock(osk, OPTR_STAT_TX_DROPPED,
-			       DIV_ROUND_UP(optr_path_left(p), p->maxp));
+	if (unsent)
+		optr_stat_sock(osk, OPTR_STAT_TX_DROPPED, unsent);
 	spin_unlock_bh(&osk->lock);
 }
 
@@ -694,7 +704,7 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 	const struct iovec *parts = NULL;
 	const u8 *key = NULL;
 	struct optr_frag f = {};
-	ktime_t deadline;
+	ktime_t deadline, start, locked;
 	u32 timeout_us;
 	int err = 0;
 
@@ -734,9 +744,12 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 		f.flags = OPTR_WIRE_AUTH;
 	}
 
+	start = ktime_get();
 	err = optr_tx_lock(osk, msg->msg_flags & MSG_DONTWAIT);
 	if (err)
 		return err;
+	locked = ktime_get();
+	osk->tx_tally = (struct optr_tx_tally){};
 	if (req->dst == OPTIREDUCE_DST_ALL && !parts &&
 	    (comm->flags & OPTIREDUCE_JOIN_MCAST)) {
 		f.dst = OPTR_WIRE_DST_ALL;
@@ -752,6 +765,10 @@ int optr_send(struct optr_sock *osk, const struct optireduce_send *req,
 		err = optr_send_to(osk, comm->addr[req->dst], 0, 0, &f,
 				   &msg->msg_iter, key, deadline);
 	}
+	trace_optireduce_send(comm->id, comm->rank, req->dst, req->round,
+			      &osk->tx_tally,
+			      ktime_us_delta(ktime_get(), start),
+			      ktime_us_delta(locked, start), err);
 	optr_tx_unlock(osk);
 	return err ? err : len;
 }

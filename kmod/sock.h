@@ -43,6 +43,19 @@ struct optireduce_estimate;
 /* Pages of the send path's pool (txpool.c), 32 KiB each where possible. */
 #define OPTR_TX_POOL	64
 
+/*
+ * Where one send's time went and what it sent, for its tracepoint
+ * (optireduce_send): a send that took long either slept for its rate,
+ * waited for datagrams already sent to leave the host, or neither.
+ */
+struct optr_tx_tally {
+	u64 bytes;	/* payload bytes that left, every copy */
+	u64 unsent;	/* fragments that did not (the timeout) */
+	u64 pace_ns;	/* asleep in the pacer */
+	u64 late_ns;	/* ... of which past the time it was to wake */
+	u64 room_ns;	/* waiting for room in the UDP send buffer */
+};
+
 struct optr_sock {
 	struct sock sk;		/* must stay first: sk_alloc() sizes by proto */
 	struct optr_net *on;
@@ -83,6 +96,7 @@ struct optr_sock {
 	bool pace_set;
 	u32 rate_start_mbps;		/* OPTIREDUCE_RATE_START_MBPS; 0: none */
 	ktime_t next_tx;
+	struct optr_tx_tally tx_tally;	/* under tx_lock: the send running */
 };
 
 static inline struct optr_sock *optr_sk(const struct sock *sk)

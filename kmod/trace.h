@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Tracepoints: rounds opening and ending, every dropped packet with its
- * reason, and every report rate control applies (rate.c). perf trace -e 'optireduce:*' or tracefs events/optireduce/.
+ * reason, every report rate control applies (rate.c), and every send with
+ * where its time went (send.c). perf trace -e 'optireduce:*' or tracefs
+ * events/optireduce/.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM optireduce
@@ -11,6 +13,7 @@
 
 #include <linux/tracepoint.h>
 
+#include "sock.h"
 #include "stats.h"
 
 /* So that tools reading the event format can resolve the reasons. */
@@ -127,6 +130,56 @@ TRACE_EVENT(optireduce_rate,
 		  __entry->comm, __entry->rank, __entry->peer,
 		  __entry->old_mbps, __entry->new_mbps, __entry->loss,
 		  __entry->ce, __entry->queue)
+);
+
+/*
+ * One send (OPTIREDUCE_CMSG_SEND) ended: to rank @dst, or every peer
+ * (0xffffffff), @t->bytes of payload left over all copies and
+ * @t->unsent fragments did not; of its @elapsed_us, @lock_us waiting
+ * for another send of the socket, @t->pace_ns asleep for the rate (of
+ * which @t->late_ns after the time each sleep was to end: the host's
+ * timer and scheduling latency) and @t->room_ns waiting for room in the
+ * send buffer (datagrams sent before not yet gone); the rest built and
+ * sent. @err: 0 or the error.
+ */
+TRACE_EVENT(optireduce_send,
+	TP_PROTO(u32 comm, u32 rank, u32 dst, u32 round,
+		 const struct optr_tx_tally *t, s64 elapsed_us, s64 lock_us,
+		 int err),
+	TP_ARGS(comm, rank, dst, round, t, elapsed_us, lock_us, err),
+	TP_STRUCT__entry(
+		__field(u32, comm)
+		__field(u32, rank)
+		__field(u32, dst)
+		__field(u32, round)
+		__field(u64, bytes)
+		__field(u64, unsent)
+		__field(u64, elapsed_us)
+		__field(u64, lock_us)
+		__field(u64, pace_us)
+		__field(u64, late_us)
+		__field(u64, room_us)
+		__field(int, err)
+	),
+	TP_fast_assign(
+		__entry->comm = comm;
+		__entry->rank = rank;
+		__entry->dst = dst;
+		__entry->round = round;
+		__entry->bytes = t->bytes;
+		__entry->unsent = t->unsent;
+		__entry->elapsed_us = elapsed_us;
+		__entry->lock_us = lock_us;
+		__entry->pace_us = div_u64(t->pace_ns, NSEC_PER_USEC);
+		__entry->late_us = div_u64(t->late_ns, NSEC_PER_USEC);
+		__entry->room_us = div_u64(t->room_ns, NSEC_PER_USEC);
+		__entry->err = err;
+	),
+	TP_printk("comm=%u rank=%u dst=%d round=%u bytes=%llu unsent=%llu elapsed_us=%llu lock_us=%llu pace_us=%llu late_us=%llu room_us=%llu err=%d",
+		  __entry->comm, __entry->rank, (int)__entry->dst,
+		  __entry->round, __entry->bytes, __entry->unsent,
+		  __entry->elapsed_us, __entry->lock_us, __entry->pace_us,
+		  __entry->late_us, __entry->room_us, __entry->err)
 );
 
 #endif /* _OPTR_TRACE_H */

@@ -231,16 +231,16 @@ int optr_udp_xmit(struct optr_net *on, struct rtable *rt,
  * An skb charged to the UDP socket with @size bytes of linear room (page
  * fragments are added by the caller, and charged as they are). Waits
  * while datagrams already sent fill the socket's send buffer, but never
- * past @deadline.
+ * past @deadline; the time waited is added to *@waited_ns.
  */
 struct sk_buff *optr_udp_alloc_skb(struct optr_net *on, unsigned int size,
-				   ktime_t deadline, int *err)
+				   ktime_t deadline, u64 *waited_ns, int *err)
 {
 	struct sock *sk = on->udp->sk;
 
 	for (;;) {
 		struct sk_buff *skb;
-		ktime_t left;
+		ktime_t now, left;
 		long ret;
 
 		skb = sock_alloc_send_skb(sk, size, 1, err);
@@ -251,7 +251,8 @@ struct sk_buff *optr_udp_alloc_skb(struct optr_net *on, unsigned int size,
 		}
 		if (*err != -EAGAIN)
 			return NULL;
-		left = ktime_sub(deadline, ktime_get());
+		now = ktime_get();
+		left = ktime_sub(deadline, now);
 		if (left <= 0) {
 			*err = -ETIMEDOUT;
 			return NULL;
@@ -262,6 +263,7 @@ struct sk_buff *optr_udp_alloc_skb(struct optr_net *on, unsigned int size,
 		 */
 		ret = __wait_event_hrtimeout(*sk_sleep(sk), sock_writeable(sk),
 					     left, TASK_KILLABLE);
+		*waited_ns += ktime_to_ns(ktime_sub(ktime_get(), now));
 		if (ret == -ERESTARTSYS) {
 			*err = -EINTR;
 			return NULL;

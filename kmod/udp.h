@@ -12,7 +12,7 @@ struct rtable;
 int optr_udp_open(struct optr_net *on);
 void optr_udp_close(struct optr_net *on);
 struct sk_buff *optr_udp_alloc_skb(struct optr_net *on, unsigned int size,
-				   ktime_t deadline, int *err);
+				   ktime_t deadline, u64 *waited_ns, int *err);
 int optr_udp_xmit(struct optr_net *on, struct rtable *rt,
 		  struct sk_buff *skb, __be32 saddr, __be32 daddr, u8 ttl);
 
