@@ -33,8 +33,21 @@
  * microseconds costs more than it smooths.
  */
 #define OPTR_PACE_SLACK_NS	(20 * NSEC_PER_USEC)
-/* How far behind its schedule a paced sender may fall and catch up. */
+/* The time a batch takes at the rate (optr_pace_segs()), and how far
+ * behind its schedule a fast paced sender may fall and catch up.
+ */
 #define OPTR_PACE_BURST_NS	(200 * NSEC_PER_USEC)
+/*
+ * ... and a slow one: the bytes it may send back to back to catch up.
+ * A sleep of the pacer ends late by the host's timer and scheduling
+ * latency; forgiven, the lateness is lost. 200 us at 17 Mbit/s is less
+ * than one datagram's time, and in the emulated fabric a sender woke
+ * ~0.8 ms late per datagram and left at a quarter of its rate
+ * (results.md, "Senders that slept too long").
+ * 16 KiB, an eighth of a shallow switch port's buffer, covers over
+ * 7 ms of lateness at that rate and less than 200 us from 655 Mbit/s.
+ */
+#define OPTR_PACE_CATCHUP_BYTES	(16 * 1024)
 #define OPTR_UDP_MAX_DATA	65507	/* a UDP datagram's payload, at most */
 
 static u32 optr_pace_rate(struct optr_sock *osk)
@@ -62,23 +75,32 @@ static u32 optr_pace_next(struct optr_sock *osk, u64 left, ktime_t deadline,
 	return mbps;
 }
 
+/* How far behind its schedule a sender at @mbps may fall and catch up. */
+static u64 optr_pace_credit_ns(u32 mbps)
+{
+	/* bytes * 8000 / (Mbit/s) = ns */
+	return max_t(u64, OPTR_PACE_BURST_NS,
+		     div_u64(OPTR_PACE_CATCHUP_BYTES * 8000ULL, mbps));
+}
+
 /*
- * Wait until @wire_bytes may leave at @mbps (0: at once): a token bucket that
- * lets a sender run up to OPTR_PACE_BURST_NS ahead, so a late wake-up is
- * made up by the following datagrams instead of being forgiven.
- * -ETIMEDOUT when the datagram could only leave after @deadline.
+ * Wait until @wire_bytes may leave at @mbps (0: at once): a token bucket
+ * that lets a sender fall up to optr_pace_credit_ns() behind, so a late
+ * wake-up is made up by the following datagrams instead of being
+ * forgiven. -ETIMEDOUT when the datagram could only leave after @deadline.
  */
 static int optr_pace(struct optr_sock *osk, u32 mbps, u32 wire_bytes,
 		     ktime_t deadline)
 {
-	ktime_t now, when, woke;
+	ktime_t now, when, woke, earliest;
 
 	lockdep_assert_held(&osk->tx_lock);
 	if (!mbps)
 		return 0;
 	now = ktime_get();
-	if (ktime_before(osk->next_tx, ktime_sub_ns(now, OPTR_PACE_BURST_NS)))
-		osk->next_tx = ktime_sub_ns(now, OPTR_PACE_BURST_NS);
+	earliest = ktime_sub_ns(now, optr_pace_credit_ns(mbps));
+	if (ktime_before(osk->next_tx, earliest))
+		osk->next_tx = earliest;
 	when = osk->next_tx;
 	if (ktime_after(when, deadline))
 		return -ETIMEDOUT;
