@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Rate control is fair to a TCP co-tenant (kmod/rate.c). Two hosts in the
-# emulated fabric (tools/lib/fabric.sh): every link, both ways, a 30
+# Rate control is fair to a TCP co-tenant (kmod/rate.c). Three hosts in
+# the emulated fabric (tools/lib/fabric.sh): every link, both ways, a 30
 # Mbit/s token bucket with a 128 KiB queue that marks ECN-capable packets
-# above 32 KiB. A long TCP flow (iperf3, host 0 to host 1, as a co-tenant
+# above 32 KiB. A long TCP flow (iperf3, host 2 to host 1, as a co-tenant
 # runs it: no ECN) measures its goodput
 #   - alone: the link as TCP gets it (B);
-#   - beside two optireduce ranks that exchange 256 KiB every round
-#     (optr_peer, so host 0's uplink and the switch's port towards host 1
-#     are shared), paced at a fixed 200 Mbit/s, far above the link;
+#   - beside two optireduce ranks on hosts 0 and 1 that exchange 256 KiB
+#     every round (optr_peer; the switch's port towards host 1 is
+#     shared), paced at a fixed 200 Mbit/s, far above the link;
 #   - the same with rate_control on, starting from 200 Mbit/s;
 #   - the same again with rate_foreign 0 (every mark cuts);
 #   - the pair beside a bursty job instead (iperf3 writing 256 KiB at
@@ -33,6 +33,14 @@
 # two models of a TCP flow without ECN (FABRIC_NONECT): "tail" never drops
 # its packets early, "early" drops them where ECN-capable ones are marked,
 # and the fabric's report counts those drops.
+#
+# The co-tenant sends from a host of its own: the queue the two share is
+# then a switch's, which a TCP flow fills to its end. Sent from host 0,
+# the flow shared the pair's own uplink, where TCP small queues keep a
+# socket's backlog to about a millisecond of its rate: runs went either
+# way, the flow losing segments at a 20-25 ms round trip, or none at
+# 10-12 ms, leaving the queue to the pair's marks (no standing queue to
+# judge), its goodput set by what the pair left (results.md).
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../tools/lib/fabric.sh
 . "$REPO_DIR/tools/lib/fabric.sh"
@@ -57,22 +65,40 @@ command -v iperf3 >/dev/null || { echo "# SKIP: no iperf3"; exit "$KSFT_SKIP"; }
 params_save pace_mbps rate_control rate_min_mbps rate_max_mbps \
 	rate_step_mbps rate_md_pct rate_foreign rate_drained
 FABRIC_ECN_KB=32
-fabric_setup 2 || { ktap_fail "fabric of 2 hosts"; ktap_finish; }
+fabric_setup 3 || { ktap_fail "fabric of 3 hosts"; ktap_finish; }
 PEERS=${HOST_IP[0]},${HOST_IP[1]}
+COTENANT=2	# the co-tenant's host; its flows go to host 1
 
-# tcp_goodput NAME: one SECS-second iperf3 flow 0 -> 1; its goodput in
-# Mbit/s (receiver side) on stdout, 0 if it failed. Meanwhile the bench's
-# co-tenant meter (fabric_cotenant_bytes) reads the flow from its third
-# second to three before its end (room for a slow reading: after the
-# end the flow's sockets are gone), into $WORK/NAME.meter.
-tcp_goodput() {
-	fabric_iperf "$WORK" "$1" 0 1 5201 -t "$SECS" -J
-	FABRIC_COTENANT_LONG=("$1 1 5201")
+# rx_bytes: what host 1's optireduce sockets placed so far.
+rx_bytes() { net_counters 1 | awk '$1 == "rx_bytes" { n = $2 } END { print n + 0 }'; }
+
+# window NAME: read from a co-tenant's third second to three before its
+# end (room for a slow reading: after the end the flow's sockets are
+# gone) the bench's co-tenant meter (fabric_cotenant_bytes), into
+# $WORK/NAME.meter, and what host 1's optireduce sockets placed
+# meanwhile, into $WORK/NAME.rx. Only while the co-tenant runs: counted
+# around the whole flow, its start and end (seconds under TCG) gave the
+# pair the link alone, and those seconds decided which of two runs
+# placed more.
+window() {
+	local rx0
+
 	sleep 2
 	fabric_cotenant_bytes "$WORK/$1.m0"
+	rx0=$(rx_bytes)
 	sleep $((SECS - 5))
 	fabric_cotenant_bytes "$WORK/$1.m1"
+	echo $(($(rx_bytes) - rx0)) >"$WORK/$1.rx"
 	fabric_cotenant_report "$WORK/$1.m0" "$WORK/$1.m1" >"$WORK/$1.meter"
+}
+
+# tcp_goodput NAME: one SECS-second iperf3 flow from the co-tenant's
+# host to host 1; its goodput in Mbit/s (receiver side) on stdout, 0 if
+# it failed; its window (above) read meanwhile.
+tcp_goodput() {
+	fabric_iperf "$WORK" "$1" "$COTENANT" 1 5201 -t "$SECS" -J
+	FABRIC_COTENANT_LONG=("$1 1 5201")
+	window "$1"
 	wait "${FABRIC_COTENANT_PIDS[-1]}"
 	fabric_cotenants_stop
 	python3 -c '
@@ -99,9 +125,6 @@ optr_pair() {
 	COMM=$((COMM + 1))
 }
 
-# rx_bytes: what host 1's optireduce sockets placed so far.
-rx_bytes() { net_counters 1 | awk '$1 == "rx_bytes" { print $2 }'; }
-
 # optr_stop: stop the pair.
 optr_stop() {
 	kill "${PIDS[@]}" 2>/dev/null
@@ -126,17 +149,17 @@ sock_dump() {
 }
 
 # with_pair NAME CMD...: the pair running, then CMD (a co-tenant, run to
-# its end); what host 1's optireduce sockets placed meanwhile in OPTR_RX,
-# host 0's socket dump, before the pair stops, in $WORK/NAME.sock.json.
+# its end, its window read); what host 1's optireduce sockets placed in
+# the window in OPTR_RX, host 0's socket dump, before the pair stops, in
+# $WORK/NAME.sock.json.
 with_pair() {
-	local name=$1 rx0
+	local name=$1
 
 	shift
 	optr_pair "$name"
 	sleep 2
-	rx0=$(rx_bytes)
 	"$@"
-	OPTR_RX=$(($(rx_bytes) - rx0))
+	OPTR_RX=$(cat "$WORK/$name.rx")
 	sock_dump "$name"
 	optr_stop
 }
@@ -145,9 +168,11 @@ with_pair() {
 tcp_beside() { TCP_MBPS=$(tcp_goodput "$1"); }
 beside() { with_pair "$1" tcp_beside "$1"; }
 
-# bursty NAME: a bursty job 0 -> 1 for SECS seconds beside the pair.
+# bursty NAME: a bursty job from the co-tenant's host to host 1 for SECS
+# seconds beside the pair.
 burst_job() {
-	fabric_iperf "$WORK" "$1" 0 1 5201 -t "$SECS" -l 16K -b 4M/16
+	fabric_iperf "$WORK" "$1" "$COTENANT" 1 5201 -t "$SECS" -l 16K -b 4M/16
+	window "$1"
 	wait "${FABRIC_COTENANT_PIDS[-1]}"
 	fabric_cotenants_stop
 }
@@ -185,7 +210,7 @@ burst0_rx=$OPTR_RX
 burst0_drained=$(dumped rate_drained "$WORK/burst0.sock.json")
 
 echo "# TCP goodput, Mbit/s: alone $alone; beside optireduce at a fixed $START Mbit/s $fixed; beside optireduce with rate control $rate, with rate_foreign 0 $heed"
-echo "# optireduce bytes placed at host 1 meanwhile: fixed $fixed_rx, rate control $rate_rx, with rate_foreign 0 $heed_rx"
+echo "# optireduce bytes placed at host 1 in the flow's window: fixed $fixed_rx, rate control $rate_rx, with rate_foreign 0 $heed_rx"
 echo "# marked reports taken as a foreign queue's at host 0: $rate_foreign, with rate_foreign 0 $heed_foreign"
 echo "# beside a bursty job: optireduce bytes placed at host 1 $burst_rx, with rate_drained 0 $burst0_rx; marked reports whose queue had drained at host 0 $burst_drained, with rate_drained 0 $burst0_drained"
 ktap_check "TCP alone moves data ($alone Mbit/s)" test "$alone" -gt 0
@@ -210,7 +235,7 @@ ktap_check "beside a bursty job, marked reports whose queue had drained are coun
 red_early() {
 	local i
 
-	for i in 0 1; do
+	for i in "${!HOST_NS[@]}"; do
 		tc -n "$BR_NS" -s qdisc show dev "vp$i"
 		tc -n "${HOST_NS[$i]}" -s qdisc show dev eth0
 	done | awk '$1 == "marked" { e += $4 } END { print e + 0 }'
