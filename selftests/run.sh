@@ -30,7 +30,7 @@ require_root
 failed=0
 
 run_one() {
-	local t=$1 marker log st bad
+	local t=$1 marker log st bad t0=$SECONDS
 
 	marker="optireduce-selftest-start: $t $$ $RANDOM"
 	echo "$marker" >/dev/kmsg
@@ -67,6 +67,7 @@ run_one() {
 		;;
 	esac
 	rm -f "$log"
+	echo "# selftest: $t took $((SECONDS - t0)) s"
 
 	bad=$(dmesg | sed -n "\|$marker|,\$p" | grep -E -A20 "$KERNEL_BAD")
 	if [ -n "$bad" ]; then
