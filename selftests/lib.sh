@@ -83,18 +83,26 @@ require_built() {
 # wait_ranks SECONDS LABEL PID...: wait for every rank process, killing
 # them all after SECONDS. One watchdog, not a timeout(1) per rank: under
 # emulation every process started costs. Says which rank failed; returns 1
-# if any did.
+# if any did. The watchdog holds none of the caller's output and takes its
+# sleep with it when stopped: a sleep left holding a test's stdout kept
+# run.sh's tee, and the test, waiting out the rest of SECONDS (torch hook
+# test: 190 s after it had finished).
 wait_ranks() {
 	local secs=$1 label=$2 pid dog i=0 st=0
 
 	shift 2
-	( sleep "$secs"; kill "$@" ) 2>/dev/null &
+	(
+		exec >/dev/null 2>&1
+		sleep "$secs" &
+		trap 'kill $!' TERM
+		wait $! && kill "$@"
+	) &
 	dog=$!
 	for pid in "$@"; do
-		if ! wait "$pid"; then
+		wait "$pid" || {
 			echo "# ${label}rank $i exited with status $?"
 			st=1
-		fi
+		}
 		i=$((i + 1))
 	done
 	kill $dog 2>/dev/null
