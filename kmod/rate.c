@@ -200,7 +200,7 @@ u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
  * OPTR_RATE_FOREIGN_RUN heavily marked reports in a row (at least
  * OPTR_RATE_FOREIGN_CE) and either of those make the receiver's path
  * foreign. From then on its marked reports
- * are OPTR_RATE_FOREIGN (optr_rate_step(): the slowest probe) and only
+ * are OPTR_RATE_FOREIGN (a probe paced in time, optr_rate_move()) and only
  * its loss cuts, as loss does for the flow that keeps the queue.
  * OPTR_RATE_FOREIGN_CLEAN clean reports from it in a row end that: the
  * queue drained. An incast of ours marks every port, and the cuts drain
@@ -264,6 +264,30 @@ enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
 }
 
 /*
+ * How many 1 Mbit/s probes a foreign queue's report earns at @now: one per
+ * OPTR_RATE_FOREIGN_PROBE_NS since *@at, the rate's last move (a cut, a
+ * clean step, or the probes counted so far), at most
+ * OPTR_RATE_FOREIGN_STEPS. *@at advances by the periods taken, so a
+ * report that comes before a whole period earns none and loses no time;
+ * past the cap (a path idle between calls) it restarts at @now.
+ */
+u32 optr_rate_probe_steps(ktime_t *at, ktime_t now)
+{
+	s64 ns = ktime_to_ns(ktime_sub(now, *at));
+	u64 n;
+
+	if (ns < OPTR_RATE_FOREIGN_PROBE_NS)
+		return 0;
+	n = div_u64(ns, OPTR_RATE_FOREIGN_PROBE_NS);
+	if (n >= OPTR_RATE_FOREIGN_STEPS) {
+		*at = now;
+		return OPTR_RATE_FOREIGN_STEPS;
+	}
+	*at = ktime_add_ns(*at, n * OPTR_RATE_FOREIGN_PROBE_NS);
+	return n;
+}
+
+/*
  * The rate's next value after a report judged @v (@ce its marked
  * fraction): a cut remembers the rate it cut from, and the next
  * OPTR_RATE_RECOVER clean reports each take half the way back to it;
@@ -294,9 +318,10 @@ u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 	if (v == OPTR_RATE_DRAINED)
 		v = OPTR_RATE_CLEAN;
 	if (v == OPTR_RATE_FOREIGN) {
-		/* 1 Mbit/s a report, never past the knee: about the pace at
-		 * which the queue's owner probes (a segment a round trip of
-		 * tens of milliseconds), now that loss alone stops us.
+		/* 1 Mbit/s, never past the knee; optr_rate_move() takes as
+		 * many such steps as time allows (optr_rate_probe_steps()),
+		 * about the pace at which the queue's owner probes, now that
+		 * loss alone stops us.
 		 */
 		s->clean = 0;
 		s->rate_mbps = min3(rate + 1, cfg->max_mbps, max(knee, rate));
@@ -588,7 +613,7 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 {
 	struct optr_rate_path *path = &osk->comm->rate->path;
 	struct optr_rate_cfg cfg;
-	u32 old, new;
+	u32 old, new, n;
 	bool probe;
 
 	lockdep_assert_held(&osk->lock);
@@ -604,7 +629,15 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 				      old, loss, ce, queue);
 		return;
 	}
-	new = optr_rate_step(&path->st, v, ce, &cfg);
+	if (v == OPTR_RATE_FOREIGN) {
+		/* In time, not per report (OPTR_RATE_FOREIGN_PROBE_NS). */
+		n = optr_rate_probe_steps(&path->probe_at, ktime_get());
+		for (new = old; n; n--)
+			new = optr_rate_step(&path->st, v, ce, &cfg);
+	} else {
+		new = optr_rate_step(&path->st, v, ce, &cfg);
+		path->probe_at = ktime_get();
+	}
 	WRITE_ONCE(path->st.rate_mbps, new);
 	if (probe && new != old) {
 		path->raises++;

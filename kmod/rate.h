@@ -110,6 +110,19 @@ struct sk_buff;
 #define OPTR_RATE_FOREIGN_SHIFT	3
 #define OPTR_RATE_FOREIGN_CLEAN	4U
 /*
+ * Beside a foreign queue the rate probes by 1 Mbit/s per this much time
+ * since its last move (optr_rate_probe_steps()), up to
+ * OPTR_RATE_FOREIGN_STEPS in one report: about the pace of a loss-driven
+ * flow's additive increase, a segment per round trip, which at the 25-35
+ * ms round trips of a full 128 KiB queue on a 30 Mbit/s port is 10-15
+ * Mbit/s a second. In time, not per report: a receiver's reports ride on
+ * its own data, and one whose messages leave in a short burst a round
+ * reports once a round (twice a second in rate_fair_test.sh), which at 1
+ * Mbit/s a report took seconds to climb back from an eighth of the rate.
+ */
+#define OPTR_RATE_FOREIGN_PROBE_NS	(100 * NSEC_PER_MSEC)
+#define OPTR_RATE_FOREIGN_STEPS	4U
+/*
  * A marked report's last this many datagrams came unmarked: the queue
  * that marked the others drained while the sender went on at its rate
  * (OPTR_FB_DRAINED). A RED queue marks on its average, which lags the
@@ -171,6 +184,7 @@ struct optr_rate_heed {
 struct optr_rate_path {
 	struct optr_rate_state st;
 	ktime_t cut_at;		/* when a report or drop last cut it */
+	ktime_t probe_at;	/* foreign probes counted up to here */
 	u64 cuts;		/* congestion steps taken */
 	u64 raises;		/* clean steps that moved it */
 	u64 holds;		/* reports that left it as it was */
@@ -238,6 +252,7 @@ enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
 				      enum optr_rate_verdict v, u8 ce,
 				      u32 clean_reports, u32 rate_mbps,
 				      const struct optr_rate_cfg *cfg);
+u32 optr_rate_probe_steps(ktime_t *at, ktime_t now);
 u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 		   const struct optr_rate_cfg *cfg);
 u32 optr_rate_start(u32 start_mbps, u32 fixed_mbps,

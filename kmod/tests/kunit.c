@@ -872,6 +872,32 @@ static void rate_foreign_step(struct kunit *test)
 			11U);
 }
 
+static void rate_probe_steps(struct kunit *test)
+{
+	const s64 t = OPTR_RATE_FOREIGN_PROBE_NS;
+	ktime_t at = ns_to_ktime(1000 * t), now;
+
+	/* Before a whole period: no probe, and no time lost. */
+	now = ktime_add_ns(at, t - 1);
+	KUNIT_EXPECT_EQ(test, optr_rate_probe_steps(&at, now), 0U);
+	KUNIT_EXPECT_EQ(test, ktime_to_ns(at), 1000 * t);
+	/* Two and a half periods: two probes, the half kept. */
+	now = ktime_add_ns(at, 2 * t + t / 2);
+	KUNIT_EXPECT_EQ(test, optr_rate_probe_steps(&at, now), 2U);
+	KUNIT_EXPECT_EQ(test, ktime_to_ns(at), 1002 * t);
+	now = ktime_add_ns(now, t / 2);
+	KUNIT_EXPECT_EQ(test, optr_rate_probe_steps(&at, now), 1U);
+	KUNIT_EXPECT_EQ(test, ktime_to_ns(at), 1003 * t);
+	/* Long quiet: the cap, and the count restarts from now. */
+	now = ktime_add_ns(at, 50 * t + 7);
+	KUNIT_EXPECT_EQ(test, optr_rate_probe_steps(&at, now),
+			OPTR_RATE_FOREIGN_STEPS);
+	KUNIT_EXPECT_EQ(test, ktime_to_ns(at), ktime_to_ns(now));
+	/* A clock read before @at (another CPU's): none. */
+	now = ktime_sub_ns(at, 5);
+	KUNIT_EXPECT_EQ(test, optr_rate_probe_steps(&at, now), 0U);
+}
+
 static void rate_seen(struct kunit *test)
 {
 	struct optr_ranges r;
@@ -1188,6 +1214,7 @@ static struct kunit_case optr_rate_cases[] = {
 	KUNIT_CASE(rate_step),
 	KUNIT_CASE(rate_heed),
 	KUNIT_CASE(rate_foreign_step),
+	KUNIT_CASE(rate_probe_steps),
 	KUNIT_CASE(rate_seen),
 	KUNIT_CASE(rate_reports),
 	KUNIT_CASE(rate_drained_reports),
