@@ -614,6 +614,7 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 	struct optr_rate_path *path = &osk->comm->rate->path;
 	struct optr_rate_cfg cfg;
 	u32 old, new, n;
+	ktime_t now;
 	bool probe;
 
 	lockdep_assert_held(&osk->lock);
@@ -629,14 +630,15 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 				      old, loss, ce, queue);
 		return;
 	}
+	now = ktime_get();
 	if (v == OPTR_RATE_FOREIGN) {
 		/* In time, not per report (OPTR_RATE_FOREIGN_PROBE_NS). */
-		n = optr_rate_probe_steps(&path->probe_at, ktime_get());
+		n = optr_rate_probe_steps(&path->probe_at, now);
 		for (new = old; n; n--)
 			new = optr_rate_step(&path->st, v, ce, &cfg);
 	} else {
 		new = optr_rate_step(&path->st, v, ce, &cfg);
-		path->probe_at = ktime_get();
+		path->probe_at = now;
 	}
 	WRITE_ONCE(path->st.rate_mbps, new);
 	if (probe && new != old) {
@@ -644,7 +646,7 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 	} else if (probe) {
 		path->holds++;	/* at the ceiling, or a fraction above the knee */
 	} else if (v == OPTR_RATE_LOSSY || new != old) {
-		path->cut_at = ktime_get();
+		path->cut_at = now;
 		path->cuts++;
 	} else {
 		path->holds++;
