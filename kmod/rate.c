@@ -607,19 +607,22 @@ static bool optr_rate_sent_since_cut(const struct optr_rate_path *path,
 	return !path->cut_at || ktime_after(READ_ONCE(p->tx_at), path->cut_at);
 }
 
-/* One step of the communicator's rate, @peer's report or send its cause. */
+/*
+ * One step of the communicator's rate, @peer's report or send its cause,
+ * under the tunables @cfg its caller judged the report by (read once: a
+ * write between two reads would judge by one setting and step by another).
+ */
 static void optr_rate_move(struct optr_sock *osk, u32 peer,
-			   enum optr_rate_verdict v, u8 loss, u8 ce, bool queue)
+			   enum optr_rate_verdict v, u8 loss, u8 ce, bool queue,
+			   const struct optr_rate_cfg *cfg)
 {
 	struct optr_rate_path *path = &osk->comm->rate->path;
-	struct optr_rate_cfg cfg;
 	u32 old, new, n;
 	ktime_t now;
 	bool probe;
 
 	lockdep_assert_held(&osk->lock);
-	optr_rate_cfg_sock(osk, &cfg);
-	old = optr_rate_now(osk, osk->comm, optr_rate_fixed(osk), &cfg);
+	old = optr_rate_now(osk, osk->comm, optr_rate_fixed(osk), cfg);
 	path->st.rate_mbps = old;
 	probe = v == OPTR_RATE_CLEAN || v == OPTR_RATE_FOREIGN ||
 		v == OPTR_RATE_DRAINED;
@@ -635,9 +638,9 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 		/* In time, not per report (OPTR_RATE_FOREIGN_PROBE_NS). */
 		n = optr_rate_probe_steps(&path->probe_at, now);
 		for (new = old; n; n--)
-			new = optr_rate_step(&path->st, v, ce, &cfg);
+			new = optr_rate_step(&path->st, v, ce, cfg);
 	} else {
-		new = optr_rate_step(&path->st, v, ce, &cfg);
+		new = optr_rate_step(&path->st, v, ce, cfg);
 		path->probe_at = now;
 	}
 	WRITE_ONCE(path->st.rate_mbps, new);
@@ -678,12 +681,14 @@ void optr_rate_queue_drop(struct optr_sock *osk, u32 dst, bool hurried)
 {
 	struct optr_comm *comm = optr_sock_comm(osk);
 	struct optr_rate_path *path;
+	struct optr_rate_cfg cfg;
 	bool cut;
 
 	lockdep_assert_held(&osk->tx_lock);
 	if (!comm || !optr_rate_enabled())
 		return;
 	path = &comm->rate->path;
+	optr_rate_cfg_sock(osk, &cfg);
 	spin_lock_bh(&osk->lock);
 	path->queue_drops++;
 	cut = !hurried &&
@@ -695,7 +700,7 @@ void optr_rate_queue_drop(struct optr_sock *osk, u32 dst, bool hurried)
 		cut = optr_rate_sent_since_cut(path, &comm->rate->peer[dst]);
 	if (cut)
 		optr_rate_move(osk, dst, OPTR_RATE_LOSSY, OPTR_FB_FRAC_ONE, 0,
-			       true);
+			       true, &cfg);
 	spin_unlock_bh(&osk->lock);
 }
 
@@ -764,7 +769,7 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 		p->stale++;
 		return;
 	}
-	optr_rate_move(osk, src, v, rep->loss, rep->ce, false);
+	optr_rate_move(osk, src, v, rep->loss, rep->ce, false, &cfg);
 }
 
 /*
