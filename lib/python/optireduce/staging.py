@@ -24,13 +24,41 @@ production, CpuDevice (plain tensors, copies that are done when issued) to
 drive the same Stager with CPU tensors in the tests.
 """
 
+import atexit
 import collections
 import threading
 import time
+import weakref
 
 import torch
 
 from . import _compat
+
+# Interpreter exit ends daemon threads where they next take the GIL back.
+# One inside a torch op (a copy, a wait) then unwinds through C++ frames
+# that may not be unwound, and the process aborts ("terminate called
+# without an active exception", status 134) after whatever the program
+# printed: a training script that stops mid-step on an error of its own.
+# Whatever has a worker thread registers here and is halted first, in
+# registration order, all within _EXIT_WAIT_S.
+_EXIT_WAIT_S = 10.0
+_at_exit = []                   # weakref.ref of what halt_at_exit() took
+
+
+def halt_at_exit(obj):
+    """Call obj.halt(timeout) at interpreter exit, before daemon threads
+    are ended, unless obj is gone by then."""
+    _at_exit[:] = [r for r in _at_exit if r() is not None]
+    _at_exit.append(weakref.ref(obj))
+
+
+@atexit.register
+def _halt_all():
+    end = time.monotonic() + _EXIT_WAIT_S
+    for ref in list(_at_exit):
+        obj = ref()
+        if obj is not None:
+            obj.halt(max(0.0, end - time.monotonic()))
 
 
 class Device:
@@ -212,6 +240,7 @@ class Stager:
         self._thread = threading.Thread(target=self._run,
                                         name="optireduce-stager", daemon=True)
         self._thread.start()
+        halt_at_exit(self)
 
     def submit(self, tensor, last):
         """Copy tensor out and queue its allreduce; its Future."""
@@ -263,3 +292,13 @@ class Stager:
             self._cv.notify()
         if self._thread.is_alive():
             self._thread.join()
+
+    def halt(self, timeout):
+        """At exit: drop what is queued (nobody waits for it any more) and
+        let the thread finish the bucket in its hands, at most timeout
+        seconds."""
+        with self._cv:
+            self._pending.clear()
+            self._stopping = True
+            self._cv.notify()
+        self._thread.join(timeout)

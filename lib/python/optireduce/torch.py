@@ -182,6 +182,9 @@ class OptiReduceState:
         self._poller = threading.Thread(target=self._poll,
                                         name="optireduce-poller", daemon=True)
         self._poller.start()
+        # Before its stagers, which register as they are made: halt()
+        # stops them first, then the poller (see staging.halt_at_exit).
+        _staging.halt_at_exit(self)
 
     def _rendezvous_store(self, options):
         addr = _local_address()
@@ -454,6 +457,19 @@ class OptiReduceState:
         if self._poller.is_alive():
             self._poller.join()
         self.comm.close()
+
+    def halt(self, timeout):
+        """At exit: stop the stagers, then let the poller end the calls
+        already started (their copies back are torch ops, which must not
+        be cut short by the interpreter's exit), at most timeout seconds.
+        The communicator is left to the process's end."""
+        end = time.monotonic() + timeout
+        for st in list(self._stagers.values()):
+            st.halt(max(0.0, end - time.monotonic()))
+        with self._cv:
+            self._stopping = True
+            self._cv.notify_all()
+        self._poller.join(max(0.0, end - time.monotonic()))
 
     def __enter__(self):
         return self

@@ -192,6 +192,17 @@ def worker(rank, world, port, full, q):
                 "allocs": allocs, "buckets": st.report()["buckets"],
                 "spread": max((p - q).abs().max().item()
                               for p in gather(got, world) for q in [got])}
+            if impl is ortorch._compat.Torch2:
+                # What interpreter exit does first (test_staging.py runs
+                # a program that exits mid-call): the state is registered
+                # and its halt stops the stagers and the poller.
+                reg = any(r() is st for r in ortorch._staging._at_exit)
+                st.halt(10)
+                threads = [st._poller] + [x._thread for x in
+                                          st._stagers.values()]
+                res["halt"] = {"registered": reg, "stagers":
+                               len(st._stagers), "alive":
+                               [th.name for th in threads if th.is_alive()]}
             st.close()
 
         # A library error reaches the trainer as an exception from
@@ -306,6 +317,11 @@ def run(world, full, t):
                 for v in sg.values() for x in v.values()),
             pre + "staging path: host buffers reused, not allocated per "
             "step", sg)
+    h = {r: out[r]["halt"] for r in out}
+    t.check(all(x["registered"] and x["stagers"] >= 1 and not x["alive"]
+                for x in h.values()),
+            pre + "halt at exit: the state is registered, and halt() stops "
+            "its stagers and poller", h)
     br = {r: out[r]["broken"] for r in out}
     t.check(all("not a live communicator" in b and "EBADF" in b
                 for b in br.values()),

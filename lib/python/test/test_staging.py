@@ -8,6 +8,8 @@ and completion is on."""
 
 import contextlib
 import queue
+import subprocess
+import sys
 import threading
 
 import torch
@@ -347,18 +349,26 @@ def cuda_device(t):
     cuda = FakeCuda(log)
     dev = RecordingCudaDevice("cuda:0", cuda=cuda)
     started = []
+    completers = []
 
     def start(host, last, t0, item):        # the library: doubles, done
         started.append(item.tensor.name)
         log.add("start", item.tensor.name)
         host.mul_(2)
-        threading.Thread(target=item.done).start()
+        # Started from the Stager's thread, so a daemon like it: joined
+        # below, or the interpreter's exit would end it inside a torch
+        # op and abort the process (terminate called at exit).
+        th = threading.Thread(target=item.done)
+        completers.append(th)
+        th.start()
 
     st = staging.Stager(dev, start)
     xs = [Logged(torch.arange(5.0) + k, cuda, "b%d" % k) for k in range(2)]
     futs = [st.submit(x, k == 1) for k, x in enumerate(xs)]
     vals = [f.wait() for f in futs]
     st.close()
+    for th in completers:
+        th.join(10)
     ops = log.ops
     sin, sout = dev.stream_in.name, dev.stream_out.name
     good = all(torch.equal(v.t, (torch.arange(5.0) + k) * 2)
@@ -397,6 +407,39 @@ def pool_best_fit(t):
             "per dtype")
 
 
+EXIT_MID_CALL = r"""
+import sys, threading, time, torch
+from optireduce import staging
+busy = threading.Event()
+def start(host, last, t0, item):       # on the Stager's thread
+    busy.set()
+    x = torch.ones(1 << 16)
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:
+        x.mul_(1.0)                     # each op lets the GIL go
+    item.done()
+st = staging.Stager(staging.CpuDevice(), start)
+for k in range(3):
+    st.submit(torch.ones(8), k == 2)
+busy.wait(10)
+sys.exit(0)                             # no close(), the thread in torch
+"""
+
+
+def exit_mid_call(t):
+    # A program that exits while the Stager's thread is inside torch ops:
+    # without the halt at exit the interpreter ends that thread there and
+    # the process aborts (status 134, "terminate called ..."), most runs.
+    bad = []
+    for _ in range(3):
+        p = subprocess.run([sys.executable, "-c", EXIT_MID_CALL],
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode != 0 or "terminate" in p.stderr:
+            bad.append((p.returncode, p.stderr.strip()[-200:]))
+    t.check(not bad, "staging: a program that exits mid-call, without "
+            "close(), exits cleanly (its Stager halted at exit)", bad)
+
+
 def main():
     t = Ktap("")
     steps_reuse_buffers(t)
@@ -404,6 +447,7 @@ def main():
     errors_propagate(t)
     pool_best_fit(t)
     cuda_device(t)
+    exit_mid_call(t)
     t.finish()
 
 
