@@ -287,18 +287,18 @@ class Stager:
 
     def close(self):
         """Stop after what is queued."""
-        with self._cv:
-            self._stopping = True
-            self._cv.notify()
-        if self._thread.is_alive():
-            self._thread.join()
+        self._stop(drop=False, timeout=None)
 
     def halt(self, timeout):
         """At exit: drop what is queued (nobody waits for it any more) and
         let the thread finish the bucket in its hands, at most timeout
         seconds."""
+        self._stop(drop=True, timeout=timeout)
+
+    def _stop(self, drop, timeout):
         with self._cv:
-            self._pending.clear()
+            if drop:
+                self._pending.clear()
             self._stopping = True
             self._cv.notify()
         self._thread.join(timeout)

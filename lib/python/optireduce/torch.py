@@ -451,11 +451,7 @@ class OptiReduceState:
         destroy the communicator."""
         for st in self._stagers.values():
             st.close()
-        with self._cv:
-            self._stopping = True
-            self._cv.notify()
-        if self._poller.is_alive():
-            self._poller.join()
+        self._stop_poller(None)
         self.comm.close()
 
     def halt(self, timeout):
@@ -466,10 +462,15 @@ class OptiReduceState:
         end = time.monotonic() + timeout
         for st in list(self._stagers.values()):
             st.halt(max(0.0, end - time.monotonic()))
+        self._stop_poller(max(0.0, end - time.monotonic()))
+
+    def _stop_poller(self, timeout):
+        """Have the poller stop once the queued calls are ended; wait for
+        it at most timeout seconds (None: until it has)."""
         with self._cv:
             self._stopping = True
             self._cv.notify_all()
-        self._poller.join(max(0.0, end - time.monotonic()))
+        self._poller.join(timeout)
 
     def __enter__(self):
         return self
