@@ -365,6 +365,58 @@ u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 }
 
 /*
+ * The path's rate after a report judged @v (@ce its marked fraction) at
+ * @now, from @old (optr_rate_now()), under the tunables @cfg, and the
+ * path's account of it. A probe on a rate that held no send back since it
+ * last moved holds: the sender did not reach it. Beside a foreign queue
+ * the probes come in time, not per report (optr_rate_probe_steps()); any
+ * other move restarts that clock. A move, or a loss even at the floor,
+ * opens a new epoch: reports echoing an older one judge the rate before,
+ * and what held that rate back says nothing of this one. The caller holds
+ * the socket's lock (optr_rate_move()); KUnit drives it with its own
+ * clock.
+ */
+u32 optr_rate_path_move(struct optr_rate_path *path, enum optr_rate_verdict v,
+			u8 ce, u32 old, ktime_t now,
+			const struct optr_rate_cfg *cfg)
+{
+	bool probe = v == OPTR_RATE_CLEAN || v == OPTR_RATE_FOREIGN ||
+		     v == OPTR_RATE_DRAINED;
+	u32 new, n;
+
+	path->st.rate_mbps = old;
+	if (probe && !READ_ONCE(path->limited)) {
+		path->holds++;
+		return old;
+	}
+	if (v == OPTR_RATE_FOREIGN) {
+		n = optr_rate_probe_steps(&path->probe_at, now);
+		for (new = old; n; n--)
+			new = optr_rate_step(&path->st, v, ce, cfg);
+	} else {
+		new = optr_rate_step(&path->st, v, ce, cfg);
+		path->probe_at = now;
+	}
+	WRITE_ONCE(path->st.rate_mbps, new);
+	if (probe && new != old) {
+		path->raises++;
+	} else if (probe) {
+		path->holds++;	/* at the ceiling, or a fraction above the knee */
+	} else if (v == OPTR_RATE_LOSSY || new != old) {
+		path->cut_at = now;
+		path->cuts++;
+	} else {
+		path->holds++;
+	}
+	if (new != old || v == OPTR_RATE_LOSSY) {
+		WRITE_ONCE(path->epoch,
+			   (path->epoch + 1) & OPTR_FB_EPOCH_MASK);
+		WRITE_ONCE(path->limited, false);
+	}
+	return new;
+}
+
+/*
  * Where a communicator's rate starts: what the caller measured its path
  * to carry (@start_mbps, OPTIREDUCE_RATE_START_MBPS) if it told us, else
  * the socket's fixed rate if it has one, else the ceiling. From the
@@ -616,52 +668,12 @@ static void optr_rate_move(struct optr_sock *osk, u32 peer,
 			   enum optr_rate_verdict v, u8 loss, u8 ce, bool queue,
 			   const struct optr_rate_cfg *cfg)
 {
-	struct optr_rate_path *path = &osk->comm->rate->path;
-	u32 old, new, n;
-	ktime_t now;
-	bool probe;
+	u32 old, new;
 
 	lockdep_assert_held(&osk->lock);
 	old = optr_rate_now(osk, osk->comm, optr_rate_fixed(osk), cfg);
-	path->st.rate_mbps = old;
-	probe = v == OPTR_RATE_CLEAN || v == OPTR_RATE_FOREIGN ||
-		v == OPTR_RATE_DRAINED;
-	if (probe && !READ_ONCE(path->limited)) {
-		/* The sender did not reach the rate: a hold. */
-		path->holds++;
-		trace_optireduce_rate(osk->comm->id, osk->comm->rank, peer, old,
-				      old, loss, ce, queue);
-		return;
-	}
-	now = ktime_get();
-	if (v == OPTR_RATE_FOREIGN) {
-		/* In time, not per report (OPTR_RATE_FOREIGN_PROBE_NS). */
-		n = optr_rate_probe_steps(&path->probe_at, now);
-		for (new = old; n; n--)
-			new = optr_rate_step(&path->st, v, ce, cfg);
-	} else {
-		new = optr_rate_step(&path->st, v, ce, cfg);
-		path->probe_at = now;
-	}
-	WRITE_ONCE(path->st.rate_mbps, new);
-	if (probe && new != old) {
-		path->raises++;
-	} else if (probe) {
-		path->holds++;	/* at the ceiling, or a fraction above the knee */
-	} else if (v == OPTR_RATE_LOSSY || new != old) {
-		path->cut_at = now;
-		path->cuts++;
-	} else {
-		path->holds++;
-	}
-	if (new != old || v == OPTR_RATE_LOSSY) {
-		/* Reports echoing an older epoch judge the rate before, and
-		 * what held that rate back says nothing of this one.
-		 */
-		WRITE_ONCE(path->epoch,
-			   (path->epoch + 1) & OPTR_FB_EPOCH_MASK);
-		WRITE_ONCE(path->limited, false);
-	}
+	new = optr_rate_path_move(&osk->comm->rate->path, v, ce, old,
+				  ktime_get(), cfg);
 	trace_optireduce_rate(osk->comm->id, osk->comm->rank, peer, old, new,
 			      loss, ce, queue);
 }

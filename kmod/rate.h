@@ -255,6 +255,9 @@ enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
 u32 optr_rate_probe_steps(ktime_t *at, ktime_t now);
 u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 		   const struct optr_rate_cfg *cfg);
+u32 optr_rate_path_move(struct optr_rate_path *path, enum optr_rate_verdict v,
+			u8 ce, u32 old, ktime_t now,
+			const struct optr_rate_cfg *cfg);
 u32 optr_rate_start(u32 start_mbps, u32 fixed_mbps,
 		    const struct optr_rate_cfg *cfg);
 u32 optr_rate_knee(u32 start_mbps, const struct optr_rate_cfg *cfg);

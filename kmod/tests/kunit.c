@@ -2,10 +2,10 @@
 /*
  * KUnit suites for the module's pure logic: header parsing, received-range
  * bookkeeping, the adaptive deadline rule, reading skbs, the datagram
- * tag, and rate control's feedback encoding and AIMD step. Built into
- * optireduce.ko when
- * the kernel has CONFIG_KUNIT (the debug kernel), and run at load time;
- * results appear in dmesg as KTAP and in debugfs under kunit/.
+ * tag, and rate control's feedback encoding, AIMD step and path moves.
+ * Built into optireduce.ko when the kernel has CONFIG_KUNIT (the debug
+ * kernel), and run at load time; results appear in dmesg as KTAP and in
+ * debugfs under kunit/.
  */
 
 #include <kunit/test.h>
@@ -898,6 +898,100 @@ static void rate_probe_steps(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, optr_rate_probe_steps(&at, now), 0U);
 }
 
+/* A move of @path after a send waited for its rate (optr_rate_limited()). */
+static u32 rate_held_move(struct optr_rate_path *path, enum optr_rate_verdict v,
+			  u8 ce, u32 rate, ktime_t now,
+			  const struct optr_rate_cfg *cfg)
+{
+	path->limited = true;
+	return optr_rate_path_move(path, v, ce, rate, now, cfg);
+}
+
+/* A path's moves, on the clock the test keeps (optr_rate_path_move()). */
+static void rate_path_move(struct kunit *test)
+{
+	const struct optr_rate_cfg cfg = {
+		.min_mbps = 10, .max_mbps = 1000, .step_mbps = 10, .md_pct = 50,
+		.foreign = true, .drained = true,
+	};
+	const s64 t = OPTR_RATE_FOREIGN_PROBE_NS;
+	struct optr_rate_path path = {};
+	ktime_t now = ns_to_ktime(100 * t);
+	u32 rate;
+	int i;
+
+	/* A clean report on a rate that held nothing back: a hold. */
+	rate = optr_rate_path_move(&path, OPTR_RATE_CLEAN, 0, 100, now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 100U);
+	KUNIT_EXPECT_EQ(test, path.holds, 1ULL);
+	KUNIT_EXPECT_EQ(test, path.epoch, 0);
+	/* Loss halves it, notes the cut, opens an epoch, restarts the
+	 * probe clock and forgets that a send was held back.
+	 */
+	rate = rate_held_move(&path, OPTR_RATE_LOSSY, 0, rate, now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 50U);
+	KUNIT_EXPECT_EQ(test, path.cuts, 1ULL);
+	KUNIT_EXPECT_EQ(test, ktime_to_ns(path.cut_at), ktime_to_ns(now));
+	KUNIT_EXPECT_EQ(test, ktime_to_ns(path.probe_at), ktime_to_ns(now));
+	KUNIT_EXPECT_EQ(test, path.epoch, 1);
+	KUNIT_EXPECT_FALSE(test, path.limited);
+	/* Beside a foreign queue, reports within one probe period raise
+	 * nothing however many come (per report, these twenty would have
+	 * taken it to 70), and open no epoch.
+	 */
+	path.limited = true;
+	now = ktime_add_ns(now, t / 2);
+	for (i = 0; i < 20; i++)
+		rate = optr_rate_path_move(&path, OPTR_RATE_FOREIGN, 255, rate,
+					   now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 50U);
+	KUNIT_EXPECT_EQ(test, path.raises, 0ULL);
+	KUNIT_EXPECT_EQ(test, path.epoch, 1);
+	KUNIT_EXPECT_TRUE(test, path.limited);
+	/* One period since the cut: one Mbit/s. */
+	now = ktime_add_ns(now, t / 2);
+	rate = optr_rate_path_move(&path, OPTR_RATE_FOREIGN, 255, rate, now,
+				   &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 51U);
+	KUNIT_EXPECT_EQ(test, path.raises, 1ULL);
+	KUNIT_EXPECT_EQ(test, path.epoch, 2);
+	/* Two and a half more: two, and the half counts towards the next. */
+	now = ktime_add_ns(now, 2 * t + t / 2);
+	rate = rate_held_move(&path, OPTR_RATE_FOREIGN, 255, rate, now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 53U);
+	now = ktime_add_ns(now, t / 2);
+	rate = rate_held_move(&path, OPTR_RATE_FOREIGN, 255, rate, now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 54U);
+	/* A long quiet: no more than OPTR_RATE_FOREIGN_STEPS at once. */
+	now = ktime_add_ns(now, 100 * t);
+	rate = rate_held_move(&path, OPTR_RATE_FOREIGN, 255, rate, now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 54U + OPTR_RATE_FOREIGN_STEPS);
+	/* A clean report recovers half the way to the rate before the
+	 * cut, and restarts the probe clock: a foreign report just after
+	 * it raises nothing.
+	 */
+	rate = rate_held_move(&path, OPTR_RATE_CLEAN, 0, rate, now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 79U);
+	now = ktime_add_ns(now, t / 2);
+	rate = rate_held_move(&path, OPTR_RATE_FOREIGN, 255, rate, now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 79U);
+	/* A mark too thin to cut a whole Mbit/s holds: no cut, no epoch. */
+	i = path.epoch;
+	rate = optr_rate_path_move(&path, OPTR_RATE_MARKED, 1, rate, now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 79U);
+	KUNIT_EXPECT_EQ(test, path.cuts, 1ULL);
+	KUNIT_EXPECT_EQ(test, path.epoch, i);
+	/* Loss at the floor moves nothing but is a cut, in a new epoch:
+	 * reports on the traffic before it are stale.
+	 */
+	now = ktime_add_ns(now, t);
+	rate = optr_rate_path_move(&path, OPTR_RATE_LOSSY, 0, 10, now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 10U);
+	KUNIT_EXPECT_EQ(test, path.cuts, 2ULL);
+	KUNIT_EXPECT_EQ(test, ktime_to_ns(path.cut_at), ktime_to_ns(now));
+	KUNIT_EXPECT_EQ(test, path.epoch, (i + 1) & OPTR_FB_EPOCH_MASK);
+}
+
 static void rate_seen(struct kunit *test)
 {
 	struct optr_ranges r;
@@ -1215,6 +1309,7 @@ static struct kunit_case optr_rate_cases[] = {
 	KUNIT_CASE(rate_heed),
 	KUNIT_CASE(rate_foreign_step),
 	KUNIT_CASE(rate_probe_steps),
+	KUNIT_CASE(rate_path_move),
 	KUNIT_CASE(rate_seen),
 	KUNIT_CASE(rate_reports),
 	KUNIT_CASE(rate_drained_reports),
