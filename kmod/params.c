@@ -183,7 +183,7 @@ OPTR_TUNABLE(rate_md_pct, 50, 1, 99,
 OPTR_TUNABLE(rate_knee_pct, 25, 0, 1000,
 	     "Percent above the start rate the caller measured (OPTIREDUCE_RATE_START_MBPS) from which a communicator's rate probes slowly (an eighth per 16 clean reports); 0: no knee");
 OPTR_TUNABLE(rate_foreign, 1, 0, 1,
-	     "1: heavy ECN marks from one receiver, while another receiver reports clean or through cuts to an eighth of the rate (or to the floor), are a queue another sender keeps: its marks probe by 1 Mbit/s per 100 ms and only its loss cuts until clean reports say it drained; 0: every mark cuts");
+	     "1: heavy ECN marks from one receiver, while another receiver reports clean or through cuts to an eighth of the rate (or to the floor), are a queue another sender keeps (from several receivers through such cuts: on our own uplink): its marks probe by 1 Mbit/s per 100 ms and only its loss cuts, keeping at least 70% of the rate, until clean reports say it drained; 0: every mark cuts");
 OPTR_TUNABLE(rate_drained, 1, 0, 1,
 	     "1: a report whose marked datagrams were followed by 8 unmarked ones (the queue drained while the rate held) raises the rate as a clean one; 0: it cuts as any marked report");
 

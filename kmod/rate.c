@@ -182,8 +182,80 @@ u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
 }
 
 /*
+ * The run of heavily marked reports @h counts, after a report judged *@v
+ * (@ce its marked fraction) from receiver @src at @rate_mbps, when
+ * @clean_reports clean reports came from every receiver so far: true
+ * once it holds OPTR_RATE_FOREIGN_RUN, for its caller to judge whose
+ * queue it is. On a queue already judged foreign a marked report becomes
+ * OPTR_RATE_FOREIGN, and OPTR_RATE_FOREIGN_CLEAN clean ones in a row end
+ * the judgment: the queue drained.
+ */
+static bool optr_rate_run(struct optr_rate_heed *h, u32 src,
+			  enum optr_rate_verdict *v, u8 ce, u32 clean_reports,
+			  u32 rate_mbps)
+{
+	switch (*v) {
+	case OPTR_RATE_CLEAN:
+		h->run = 0;
+		if (h->foreign && ++h->clean >= OPTR_RATE_FOREIGN_CLEAN)
+			h->foreign = false;
+		return false;
+	case OPTR_RATE_DRAINED:
+	case OPTR_RATE_MARKED:
+		if (h->foreign) {
+			h->clean = 0;
+			*v = OPTR_RATE_FOREIGN;
+			return false;
+		}
+		/* A drained queue came and went, whatever it marked: no
+		 * standing queue, foreign or ours (one judged foreign,
+		 * above, is not yet known gone).
+		 */
+		if (*v == OPTR_RATE_DRAINED || ce < OPTR_RATE_FOREIGN_CE) {
+			h->run = 0;
+			return false;
+		}
+		if (!h->run) {
+			h->others_at = clean_reports;
+			h->from_mbps = rate_mbps;
+			h->first = src;
+			h->mixed = false;
+		} else if (src != h->first) {
+			h->mixed = true;
+		}
+		if (h->run < OPTR_RATE_FOREIGN_RUN)
+			h->run++;
+		return h->run >= OPTR_RATE_FOREIGN_RUN;
+	default:
+		/* Loss: congestion whoever keeps the queue; a run of marks
+		 * goes on through it (a full queue marks and drops).
+		 */
+		return false;
+	}
+}
+
+/* The rate fell through cuts to an eighth of where @h's run began, or to
+ * the floor, since: our own load cannot keep a queue standing there.
+ */
+static bool optr_rate_fell(const struct optr_rate_heed *h, u32 rate_mbps,
+			   const struct optr_rate_cfg *cfg)
+{
+	return rate_mbps <= max(h->from_mbps >> OPTR_RATE_FOREIGN_SHIFT,
+				cfg->min_mbps);
+}
+
+/* @h's run judged its queue another sender's. */
+static enum optr_rate_verdict optr_rate_judge_foreign(struct optr_rate_heed *h)
+{
+	h->run = 0;
+	h->foreign = true;
+	h->clean = 0;
+	return OPTR_RATE_FOREIGN;
+}
+
+/*
  * The verdict to act on, from a report judged @v (@ce its marked
- * fraction) from the receiver whose path @h tracks, at @rate_mbps;
+ * fraction) from receiver @src, whose path @h tracks, at @rate_mbps;
  * @clean_reports counts the clean reports from every receiver so far. A
  * switch that marks ECN-capable packets above a threshold but lets the
  * others fill its buffer to the end (RED's default, the fabric's
@@ -207,7 +279,7 @@ u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
  * it: the marks thin out and end the run first. cfg->foreign false
  * (rate_foreign 0): every mark is congestion.
  */
-enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
+enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h, u32 src,
 				      enum optr_rate_verdict v, u8 ce,
 				      u32 clean_reports, u32 rate_mbps,
 				      const struct optr_rate_cfg *cfg)
@@ -216,51 +288,60 @@ enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
 		*h = (struct optr_rate_heed){};
 		return v;
 	}
-	switch (v) {
-	case OPTR_RATE_CLEAN:
-		h->run = 0;
-		if (h->foreign && ++h->clean >= OPTR_RATE_FOREIGN_CLEAN)
-			h->foreign = false;
+	if (!optr_rate_run(h, src, &v, ce, clean_reports, rate_mbps))
 		return v;
-	case OPTR_RATE_DRAINED:
-	case OPTR_RATE_MARKED:
-		if (h->foreign) {
-			h->clean = 0;
-			return OPTR_RATE_FOREIGN;
-		}
-		/* A drained queue came and went, whatever it marked: no
-		 * standing queue, foreign or ours (one judged foreign,
-		 * above, is not yet known gone).
-		 */
-		if (v == OPTR_RATE_DRAINED || ce < OPTR_RATE_FOREIGN_CE) {
-			h->run = 0;
-			return v;
-		}
-		if (!h->run) {
-			h->others_at = clean_reports;
-			h->from_mbps = rate_mbps;
-		}
-		if (h->run < OPTR_RATE_FOREIGN_RUN)
-			h->run++;
-		if (h->run < OPTR_RATE_FOREIGN_RUN)
-			return v;
-		/* The receiver's own clean reports end its run: any counted
-		 * since it began are another receiver's.
-		 */
-		if (h->others_at == clean_reports &&
-		    rate_mbps > max(h->from_mbps >> OPTR_RATE_FOREIGN_SHIFT,
-				    cfg->min_mbps))
-			return v;
-		h->run = 0;
-		h->foreign = true;
-		h->clean = 0;
-		return OPTR_RATE_FOREIGN;
-	default:
-		/* Loss: congestion whoever keeps the queue; a run of marks
-		 * goes on through it (a full queue marks and drops).
-		 */
+	/* The receiver's own clean reports end its run: any counted since
+	 * it began are another receiver's.
+	 */
+	if (h->others_at == clean_reports && !optr_rate_fell(h, rate_mbps, cfg))
+		return v;
+	return optr_rate_judge_foreign(h);
+}
+
+/*
+ * The verdict to act on, from a report judged @v (@ce its marked
+ * fraction) from receiver @src, at @rate_mbps, as a report about our own
+ * uplink: its queue is on the way to every receiver, so a run of heavily
+ * marked reports there comes from several of them at once. A TCP flow
+ * out of our own host that keeps our uplink's queue above the marking
+ * threshold marks our datagrams to every receiver alike, but each
+ * receiver's reports thin out whenever the flow backs off, and a run of
+ * OPTR_RATE_FOREIGN_RUN from one receiver rarely formed: each receiver
+ * not yet judged cut the rate back to the floor (in the 8-rank
+ * fabric-shared benchmark, the rank beside the long flow sat at the
+ * floor in three of four steps, results.md). So the run counts here
+ * across receivers: OPTR_RATE_FOREIGN_RUN heavily marked reports in a
+ * row, from more than one receiver (one receiver's run is its port's,
+ * optr_rate_heed()'s), through cuts to an eighth of the rate or the floor
+ * (our own load cannot keep a queue there) make the uplink foreign, and
+ * every receiver's marks then probe, as in optr_rate_heed(), until
+ * OPTR_RATE_FOREIGN_CLEAN clean reports in a row, from any receivers,
+ * say it drained.
+ */
+enum optr_rate_verdict optr_rate_uplink(struct optr_rate_heed *u, u32 src,
+					enum optr_rate_verdict v, u8 ce,
+					u32 rate_mbps,
+					const struct optr_rate_cfg *cfg)
+{
+	if (!cfg->foreign) {
+		*u = (struct optr_rate_heed){};
 		return v;
 	}
+	/* Every receiver's clean report ends this run: no others count. */
+	if (!optr_rate_run(u, src, &v, ce, 0, rate_mbps) || !u->mixed ||
+	    !optr_rate_fell(u, rate_mbps, cfg))
+		return v;
+	return optr_rate_judge_foreign(u);
+}
+
+/* The percent of the rate a loss keeps, @md_pct (rate_md_pct) or, where
+ * the queue is judged another sender's (@foreign), at least
+ * OPTR_RATE_FOREIGN_KEEP_PCT: there loss is what we and the queue's owner
+ * share, and we answer it as that owner does.
+ */
+u32 optr_rate_loss_keep(u32 md_pct, bool foreign)
+{
+	return foreign ? max(md_pct, OPTR_RATE_FOREIGN_KEEP_PCT) : md_pct;
 }
 
 /*
@@ -710,9 +791,12 @@ void optr_rate_queue_drop(struct optr_sock *osk, u32 dst, bool hurried)
 	/* A multicast has no send time of its own: the gap alone. */
 	if (cut && dst < comm->nranks)
 		cut = optr_rate_sent_since_cut(path, &comm->rate->peer[dst]);
-	if (cut)
+	if (cut) {
+		cfg.md_pct = optr_rate_loss_keep(cfg.md_pct,
+						 path->uplink.foreign);
 		optr_rate_move(osk, dst, OPTR_RATE_LOSSY, OPTR_FB_FRAC_ONE, 0,
 			       true, &cfg);
+	}
 	spin_unlock_bh(&osk->lock);
 }
 
@@ -741,18 +825,25 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 			    u32 src, const struct optr_rate_report *rep)
 {
 	struct optr_rate_path *path = &osk->comm->rate->path;
-	enum optr_rate_verdict v;
+	enum optr_rate_verdict v, up;
 	struct optr_rate_cfg cfg;
+	u32 rate;
 
 	lockdep_assert_held(&osk->lock);
 	optr_rate_cfg_sock(osk, &cfg);
 	v = optr_rate_judge(rep, READ_ONCE(p->tx_forced));
 	if (v == OPTR_RATE_DRAINED && !cfg.drained)
 		v = OPTR_RATE_MARKED;
-	v = optr_rate_heed(&p->heed, v, rep->ce, path->clean_reports,
-			   optr_rate_now(osk, osk->comm, optr_rate_fixed(osk),
-					 &cfg),
+	rate = optr_rate_now(osk, osk->comm, optr_rate_fixed(osk), &cfg);
+	up = optr_rate_uplink(&path->uplink, src, v, rep->ce, rate, &cfg);
+	v = optr_rate_heed(&p->heed, src, v, rep->ce, path->clean_reports, rate,
 			   &cfg);
+	if (up == OPTR_RATE_FOREIGN)
+		v = up;
+	if (v == OPTR_RATE_LOSSY)
+		cfg.md_pct = optr_rate_loss_keep(cfg.md_pct,
+						 path->uplink.foreign ||
+						 p->heed.foreign);
 	if (v == OPTR_RATE_CLEAN)
 		path->clean_reports++;
 	/* A forced send excuses the loss its message's report brings, not

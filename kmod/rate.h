@@ -103,12 +103,23 @@ struct sk_buff;
  * (design.md, "Why one rate"), so a queue that stands at one port only,
  * or through such cuts, is not ours. Its marks then stop counting as
  * congestion until OPTR_RATE_FOREIGN_CLEAN clean reports from it in a
- * row say the queue is gone.
+ * row say the queue is gone. The same run and cuts with the reports of
+ * more than one receiver make our own uplink's queue foreign
+ * (optr_rate_uplink()).
  */
 #define OPTR_RATE_FOREIGN_CE	224U
 #define OPTR_RATE_FOREIGN_RUN	4U
 #define OPTR_RATE_FOREIGN_SHIFT	3
 #define OPTR_RATE_FOREIGN_CLEAN	4U
+/*
+ * Loss where the queue is judged another sender's keeps at least this
+ * percent of the rate (optr_rate_loss_keep()): the flow that keeps such
+ * a queue answers only loss, and Linux's default TCP, CUBIC, keeps 70%
+ * of its window on one (RFC 9438's beta). Halving beside it, the rank
+ * whose uplink a long flow shared sent at a third of the link to the
+ * flow's two thirds (results.md, "Our own uplink's queue").
+ */
+#define OPTR_RATE_FOREIGN_KEEP_PCT	70U
 /*
  * Beside a foreign queue the rate probes by 1 Mbit/s per this much time
  * since its last move (optr_rate_probe_steps()), up to
@@ -171,11 +182,15 @@ struct optr_rate_state {
 	u8 credit;		/* above the knee: 256ths of a Mbit/s owed */
 };
 
-/* One receiver's port, as its reports tell (optr_rate_heed()). */
+/* One receiver's port, or our own uplink, as reports tell
+ * (optr_rate_heed(), optr_rate_uplink()).
+ */
 struct optr_rate_heed {
 	u8 run;			/* heavily marked reports in a row */
 	bool foreign;		/* its queue is another sender's */
 	u8 clean;		/* ... clean reports since, in a row */
+	bool mixed;		/* the run has more than one receiver's */
+	u32 first;		/* the receiver of the run's first */
 	u32 others_at;		/* the path's clean reports when run began */
 	u32 from_mbps;		/* the rate when it began */
 };
@@ -183,6 +198,7 @@ struct optr_rate_heed {
 /* The communicator's sending rate (towards every rank). */
 struct optr_rate_path {
 	struct optr_rate_state st;
+	struct optr_rate_heed uplink;	/* our own uplink's queue */
 	ktime_t cut_at;		/* when a report or drop last cut it */
 	ktime_t probe_at;	/* foreign probes counted up to here */
 	u64 cuts;		/* congestion steps taken */
@@ -248,10 +264,15 @@ enum optr_rate_verdict optr_rate_judge(const struct optr_rate_report *r,
 				       bool tx_forced);
 u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
 		   const struct optr_rate_cfg *cfg);
-enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
+enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h, u32 src,
 				      enum optr_rate_verdict v, u8 ce,
 				      u32 clean_reports, u32 rate_mbps,
 				      const struct optr_rate_cfg *cfg);
+enum optr_rate_verdict optr_rate_uplink(struct optr_rate_heed *u, u32 src,
+					enum optr_rate_verdict v, u8 ce,
+					u32 rate_mbps,
+					const struct optr_rate_cfg *cfg);
+u32 optr_rate_loss_keep(u32 md_pct, bool foreign);
 u32 optr_rate_probe_steps(ktime_t *at, ktime_t now);
 u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 		   const struct optr_rate_cfg *cfg);

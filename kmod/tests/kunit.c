@@ -748,7 +748,7 @@ static void rate_step(struct kunit *test)
 
 /* One report through optr_rate_heed() at 200 Mbit/s. */
 #define HEED(h, v, ce, others, cfg) \
-	optr_rate_heed(h, OPTR_RATE_##v, ce, others, 200, cfg)
+	optr_rate_heed(h, 1, OPTR_RATE_##v, ce, others, 200, cfg)
 
 static void rate_heed(struct kunit *test)
 {
@@ -825,12 +825,12 @@ static void rate_heed(struct kunit *test)
 	for (c = 0; c < ARRAY_SIZE(cut); c++) {
 		h = (struct optr_rate_heed){};
 		for (i = 1; i < OPTR_RATE_FOREIGN_RUN; i++)
-			optr_rate_heed(&h, OPTR_RATE_MARKED, 255, 0,
+			optr_rate_heed(&h, 1, OPTR_RATE_MARKED, 255, 0,
 				       cut[c].from, &cfg);
-		KUNIT_EXPECT_EQ(test, optr_rate_heed(&h, OPTR_RATE_MARKED, 255,
+		KUNIT_EXPECT_EQ(test, optr_rate_heed(&h, 1, OPTR_RATE_MARKED, 255,
 						     0, cut[c].at + 1, &cfg),
 				OPTR_RATE_MARKED);
-		KUNIT_EXPECT_EQ(test, optr_rate_heed(&h, OPTR_RATE_MARKED, 255,
+		KUNIT_EXPECT_EQ(test, optr_rate_heed(&h, 1, OPTR_RATE_MARKED, 255,
 						     0, cut[c].at, &cfg),
 				OPTR_RATE_FOREIGN);
 	}
@@ -848,6 +848,111 @@ static void rate_heed(struct kunit *test)
 }
 
 #undef HEED
+
+/* One report from receiver @src through optr_rate_uplink() at @rate. */
+#define UPLINK(u, src, v, ce, rate, cfg) \
+	optr_rate_uplink(u, src, OPTR_RATE_##v, ce, rate, cfg)
+
+static void rate_uplink(struct kunit *test)
+{
+	struct optr_rate_cfg cfg = { .min_mbps = 10, .max_mbps = 1000,
+				     .foreign = true };
+	struct optr_rate_heed u = {};
+	u32 i;
+
+	/* One receiver's heavy marks at the floor are its port's
+	 * (optr_rate_heed()), not our uplink's, however many.
+	 */
+	for (i = 0; i < 3 * OPTR_RATE_FOREIGN_RUN; i++)
+		KUNIT_EXPECT_EQ(test, UPLINK(&u, 2, MARKED, 240, 10, &cfg),
+				OPTR_RATE_MARKED);
+	KUNIT_EXPECT_FALSE(test, u.foreign);
+	/* A second receiver's joins the run: foreign, at once. */
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 3, MARKED, 240, 10, &cfg),
+			OPTR_RATE_FOREIGN);
+	KUNIT_EXPECT_TRUE(test, u.foreign);
+	/* Now any receiver's marks probe, thin ones too, and a run of
+	 * clean reports from several receivers ends it; a mark in between
+	 * starts that run again, loss leaves it be.
+	 */
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 5, MARKED, 40, 10, &cfg),
+			OPTR_RATE_FOREIGN);
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 6, DRAINED, 240, 10, &cfg),
+			OPTR_RATE_FOREIGN);
+	for (i = 1; i < OPTR_RATE_FOREIGN_CLEAN; i++)
+		KUNIT_EXPECT_EQ(test, UPLINK(&u, i, CLEAN, 0, 10, &cfg),
+				OPTR_RATE_CLEAN);
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 4, MARKED, 240, 10, &cfg),
+			OPTR_RATE_FOREIGN);
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 4, LOSSY, 0, 10, &cfg),
+			OPTR_RATE_LOSSY);
+	for (i = 1; i < OPTR_RATE_FOREIGN_CLEAN; i++)
+		UPLINK(&u, i, CLEAN, 0, 10, &cfg);
+	KUNIT_EXPECT_TRUE(test, u.foreign);
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 7, CLEAN, 0, 10, &cfg),
+			OPTR_RATE_CLEAN);
+	KUNIT_EXPECT_FALSE(test, u.foreign);
+
+	/* Several receivers' heavy marks while the rate is still above an
+	 * eighth of where the run began: our own queue, cut for.
+	 */
+	u = (struct optr_rate_heed){};
+	UPLINK(&u, 1, MARKED, 255, 800, &cfg);
+	for (i = 2; i <= 2 * OPTR_RATE_FOREIGN_RUN; i++)
+		KUNIT_EXPECT_EQ(test, UPLINK(&u, i, MARKED, 255, 101, &cfg),
+				OPTR_RATE_MARKED);
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 3, MARKED, 255, 100, &cfg),
+			OPTR_RATE_FOREIGN);
+
+	/* A thin mark, a drained queue or any clean report ends a run. */
+	u = (struct optr_rate_heed){};
+	UPLINK(&u, 1, MARKED, 255, 10, &cfg);
+	UPLINK(&u, 2, MARKED, 255, 10, &cfg);
+	UPLINK(&u, 3, MARKED, 255, 10, &cfg);
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 4, MARKED, 223, 10, &cfg),
+			OPTR_RATE_MARKED);
+	KUNIT_EXPECT_EQ(test, u.run, 0);
+	UPLINK(&u, 1, MARKED, 255, 10, &cfg);
+	UPLINK(&u, 2, MARKED, 255, 10, &cfg);
+	UPLINK(&u, 3, MARKED, 255, 10, &cfg);
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 4, DRAINED, 255, 10, &cfg),
+			OPTR_RATE_DRAINED);
+	UPLINK(&u, 1, MARKED, 255, 10, &cfg);
+	UPLINK(&u, 2, MARKED, 255, 10, &cfg);
+	UPLINK(&u, 3, MARKED, 255, 10, &cfg);
+	UPLINK(&u, 5, CLEAN, 0, 10, &cfg);
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 4, MARKED, 255, 10, &cfg),
+			OPTR_RATE_MARKED);
+	KUNIT_EXPECT_FALSE(test, u.foreign);
+
+	/* rate_foreign 0: no judgment, and the one made is forgotten. */
+	u.foreign = true;
+	cfg.foreign = false;
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 4, MARKED, 255, 10, &cfg),
+			OPTR_RATE_MARKED);
+	KUNIT_EXPECT_FALSE(test, u.foreign);
+}
+
+#undef UPLINK
+
+static void rate_loss_keep(struct kunit *test)
+{
+	struct optr_rate_cfg cfg = { .min_mbps = 10, .max_mbps = 1000,
+				     .md_pct = 50 };
+	u8 clean = 0;
+
+	/* Beside a foreign queue a loss keeps CUBIC's share; a gentler
+	 * rate_md_pct stays as set.
+	 */
+	KUNIT_EXPECT_EQ(test, optr_rate_loss_keep(50, false), 50U);
+	KUNIT_EXPECT_EQ(test, optr_rate_loss_keep(50, true),
+			OPTR_RATE_FOREIGN_KEEP_PCT);
+	KUNIT_EXPECT_EQ(test, optr_rate_loss_keep(90, true), 90U);
+	KUNIT_EXPECT_EQ(test, optr_rate_loss_keep(90, false), 90U);
+	cfg.md_pct = optr_rate_loss_keep(cfg.md_pct, true);
+	KUNIT_EXPECT_EQ(test, optr_rate_aimd(40, OPTR_RATE_LOSSY, 0, &clean,
+					     &cfg), 28U);
+}
 
 static void rate_foreign_step(struct kunit *test)
 {
@@ -1151,15 +1256,15 @@ static void rate_drained_step(struct kunit *test)
 	KUNIT_EXPECT_GT(test, a.rate_mbps, 40U);
 	/* It ends a run of heavy marks, and a foreign path stays one. */
 	for (i = 1; i < OPTR_RATE_FOREIGN_RUN; i++)
-		optr_rate_heed(&h, OPTR_RATE_MARKED, 255, 0, 10, &cfg);
+		optr_rate_heed(&h, 1, OPTR_RATE_MARKED, 255, 0, 10, &cfg);
 	KUNIT_EXPECT_EQ(test,
-			optr_rate_heed(&h, OPTR_RATE_DRAINED, 255, 0, 10, &cfg),
+			optr_rate_heed(&h, 1, OPTR_RATE_DRAINED, 255, 0, 10, &cfg),
 			OPTR_RATE_DRAINED);
 	KUNIT_EXPECT_EQ(test, h.run, 0);
 	h.foreign = true;
 	h.clean = 2;
 	KUNIT_EXPECT_EQ(test,
-			optr_rate_heed(&h, OPTR_RATE_DRAINED, 40, 0, 10, &cfg),
+			optr_rate_heed(&h, 1, OPTR_RATE_DRAINED, 40, 0, 10, &cfg),
 			OPTR_RATE_FOREIGN);
 	KUNIT_EXPECT_TRUE(test, h.foreign);
 	KUNIT_EXPECT_EQ(test, h.clean, 0);
@@ -1307,6 +1412,8 @@ static struct kunit_case optr_rate_cases[] = {
 	KUNIT_CASE(rate_aimd),
 	KUNIT_CASE(rate_step),
 	KUNIT_CASE(rate_heed),
+	KUNIT_CASE(rate_uplink),
+	KUNIT_CASE(rate_loss_keep),
 	KUNIT_CASE(rate_foreign_step),
 	KUNIT_CASE(rate_probe_steps),
 	KUNIT_CASE(rate_path_move),
