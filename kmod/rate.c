@@ -255,7 +255,7 @@ static enum optr_rate_verdict optr_rate_judge_foreign(struct optr_rate_heed *h)
 
 /*
  * The verdict to act on, from a report judged @v (@ce its marked
- * fraction) from receiver @src, whose path @h tracks, at @rate_mbps;
+ * fraction) from the receiver whose path @h tracks, at @rate_mbps;
  * @clean_reports counts the clean reports from every receiver so far. A
  * switch that marks ECN-capable packets above a threshold but lets the
  * others fill its buffer to the end (RED's default, the fabric's
@@ -279,7 +279,7 @@ static enum optr_rate_verdict optr_rate_judge_foreign(struct optr_rate_heed *h)
  * it: the marks thin out and end the run first. cfg->foreign false
  * (rate_foreign 0): every mark is congestion.
  */
-enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h, u32 src,
+enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
 				      enum optr_rate_verdict v, u8 ce,
 				      u32 clean_reports, u32 rate_mbps,
 				      const struct optr_rate_cfg *cfg)
@@ -288,7 +288,8 @@ enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h, u32 src,
 		*h = (struct optr_rate_heed){};
 		return v;
 	}
-	if (!optr_rate_run(h, src, &v, ce, clean_reports, rate_mbps))
+	/* One receiver's reports: its run is never mixed (any src will do). */
+	if (!optr_rate_run(h, 0, &v, ce, clean_reports, rate_mbps))
 		return v;
 	/* The receiver's own clean reports end its run: any counted since
 	 * it began are another receiver's.
@@ -836,7 +837,7 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 		v = OPTR_RATE_MARKED;
 	rate = optr_rate_now(osk, osk->comm, optr_rate_fixed(osk), &cfg);
 	up = optr_rate_uplink(&path->uplink, src, v, rep->ce, rate, &cfg);
-	v = optr_rate_heed(&p->heed, src, v, rep->ce, path->clean_reports, rate,
+	v = optr_rate_heed(&p->heed, v, rep->ce, path->clean_reports, rate,
 			   &cfg);
 	if (up == OPTR_RATE_FOREIGN)
 		v = up;

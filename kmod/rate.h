@@ -189,8 +189,8 @@ struct optr_rate_heed {
 	u8 run;			/* heavily marked reports in a row */
 	bool foreign;		/* its queue is another sender's */
 	u8 clean;		/* ... clean reports since, in a row */
-	bool mixed;		/* the run has more than one receiver's */
-	u32 first;		/* the receiver of the run's first */
+	bool mixed;		/* the uplink's run has more than one receiver's */
+	u32 first;		/* ... the receiver of its first */
 	u32 others_at;		/* the path's clean reports when run began */
 	u32 from_mbps;		/* the rate when it began */
 };
@@ -264,7 +264,7 @@ enum optr_rate_verdict optr_rate_judge(const struct optr_rate_report *r,
 				       bool tx_forced);
 u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
 		   const struct optr_rate_cfg *cfg);
-enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h, u32 src,
+enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
 				      enum optr_rate_verdict v, u8 ce,
 				      u32 clean_reports, u32 rate_mbps,
 				      const struct optr_rate_cfg *cfg);

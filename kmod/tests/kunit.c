@@ -748,7 +748,7 @@ static void rate_step(struct kunit *test)
 
 /* One report through optr_rate_heed() at 200 Mbit/s. */
 #define HEED(h, v, ce, others, cfg) \
-	optr_rate_heed(h, 1, OPTR_RATE_##v, ce, others, 200, cfg)
+	optr_rate_heed(h, OPTR_RATE_##v, ce, others, 200, cfg)
 
 static void rate_heed(struct kunit *test)
 {
@@ -825,12 +825,12 @@ static void rate_heed(struct kunit *test)
 	for (c = 0; c < ARRAY_SIZE(cut); c++) {
 		h = (struct optr_rate_heed){};
 		for (i = 1; i < OPTR_RATE_FOREIGN_RUN; i++)
-			optr_rate_heed(&h, 1, OPTR_RATE_MARKED, 255, 0,
+			optr_rate_heed(&h, OPTR_RATE_MARKED, 255, 0,
 				       cut[c].from, &cfg);
-		KUNIT_EXPECT_EQ(test, optr_rate_heed(&h, 1, OPTR_RATE_MARKED, 255,
+		KUNIT_EXPECT_EQ(test, optr_rate_heed(&h, OPTR_RATE_MARKED, 255,
 						     0, cut[c].at + 1, &cfg),
 				OPTR_RATE_MARKED);
-		KUNIT_EXPECT_EQ(test, optr_rate_heed(&h, 1, OPTR_RATE_MARKED, 255,
+		KUNIT_EXPECT_EQ(test, optr_rate_heed(&h, OPTR_RATE_MARKED, 255,
 						     0, cut[c].at, &cfg),
 				OPTR_RATE_FOREIGN);
 	}
@@ -1256,15 +1256,15 @@ static void rate_drained_step(struct kunit *test)
 	KUNIT_EXPECT_GT(test, a.rate_mbps, 40U);
 	/* It ends a run of heavy marks, and a foreign path stays one. */
 	for (i = 1; i < OPTR_RATE_FOREIGN_RUN; i++)
-		optr_rate_heed(&h, 1, OPTR_RATE_MARKED, 255, 0, 10, &cfg);
+		optr_rate_heed(&h, OPTR_RATE_MARKED, 255, 0, 10, &cfg);
 	KUNIT_EXPECT_EQ(test,
-			optr_rate_heed(&h, 1, OPTR_RATE_DRAINED, 255, 0, 10, &cfg),
+			optr_rate_heed(&h, OPTR_RATE_DRAINED, 255, 0, 10, &cfg),
 			OPTR_RATE_DRAINED);
 	KUNIT_EXPECT_EQ(test, h.run, 0);
 	h.foreign = true;
 	h.clean = 2;
 	KUNIT_EXPECT_EQ(test,
-			optr_rate_heed(&h, 1, OPTR_RATE_DRAINED, 40, 0, 10, &cfg),
+			optr_rate_heed(&h, OPTR_RATE_DRAINED, 40, 0, 10, &cfg),
 			OPTR_RATE_FOREIGN);
 	KUNIT_EXPECT_TRUE(test, h.foreign);
 	KUNIT_EXPECT_EQ(test, h.clean, 0);
