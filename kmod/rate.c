@@ -447,10 +447,33 @@ u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 }
 
 /*
+ * The sender reached the path's rate since it last moved: a batch waited
+ * for its slot (optr_rate_paced()), and the time the sender fell behind
+ * the rate for good (more than it may catch up: optr_pace()) is at most
+ * the time its bytes took at the rate, so that it sent at least half of
+ * it. The flag alone is too easy: a sender whose CPU is taken for
+ * milliseconds at a time wakes late, sends what it may catch up, and
+ * waits for its next slot once before it loses the CPU again; in the
+ * emulated fabric a rank so limited sent at 14 Mbit/s while clean
+ * reports raised its rate to 100 (results.md, "Rates the senders did
+ * not reach"). Half, as TCP validates a window the sender used half of
+ * (RFC 7661): a rate no more than twice what the sender reaches is one
+ * the queues can take when its CPU comes back.
+ */
+bool optr_rate_reached(const struct optr_rate_path *path)
+{
+	u64 paced = READ_ONCE(path->paced_ns) - path->paced_from;
+	u64 behind = READ_ONCE(path->behind_ns) - path->behind_from;
+
+	return READ_ONCE(path->limited) && behind <= paced;
+}
+
+/*
  * The path's rate after a report judged @v (@ce its marked fraction) at
  * @now, from @old (optr_rate_now()), under the tunables @cfg, and the
- * path's account of it. A probe on a rate that held no send back since it
- * last moved holds: the sender did not reach it. Beside a foreign queue
+ * path's account of it. A probe on a rate the sender did not reach since
+ * it last moved (optr_rate_reached()) holds: the path may not carry even
+ * that. Beside a foreign queue
  * the probes come in time, not per report (optr_rate_probe_steps()); any
  * other move restarts that clock. A move, or a loss even at the floor,
  * opens a new epoch: reports echoing an older one judge the rate before,
@@ -467,8 +490,9 @@ u32 optr_rate_path_move(struct optr_rate_path *path, enum optr_rate_verdict v,
 	u32 new, n;
 
 	path->st.rate_mbps = old;
-	if (probe && !READ_ONCE(path->limited)) {
+	if (probe && !optr_rate_reached(path)) {
 		path->holds++;
+		path->unreached++;
 		return old;
 	}
 	if (v == OPTR_RATE_FOREIGN) {
@@ -494,6 +518,8 @@ u32 optr_rate_path_move(struct optr_rate_path *path, enum optr_rate_verdict v,
 		WRITE_ONCE(path->epoch,
 			   (path->epoch + 1) & OPTR_FB_EPOCH_MASK);
 		WRITE_ONCE(path->limited, false);
+		path->paced_from = READ_ONCE(path->paced_ns);
+		path->behind_from = READ_ONCE(path->behind_ns);
 	}
 	return new;
 }
@@ -704,18 +730,27 @@ u32 optr_rate_tx_begin(struct optr_sock *osk, u32 dst)
 }
 
 /*
- * A batch of a send waited for the rate (optr_pace()): the sender keeps
- * up with it, so the path, not the sender, is what a clean report at
- * this rate judges (optr_rate_move()).
+ * A batch of a send left at the rate, @paced_ns its time at it; before
+ * it, the sender had fallen @behind_ns further behind the rate than it
+ * may catch up (its CPU, or room in its send buffer, set its pace then),
+ * and @held: it waited for its slot, on schedule. What a clean report at
+ * this rate judges, the path or the sender: optr_rate_reached().
  */
-void optr_rate_limited(struct optr_sock *osk)
+void optr_rate_paced(struct optr_sock *osk, bool held, u64 paced_ns,
+		     u64 behind_ns)
 {
 	struct optr_comm *comm = optr_sock_comm(osk);
+	struct optr_rate_path *path;
 
 	lockdep_assert_held(&osk->tx_lock);
-	if (comm && optr_rate_enabled() &&
-	    !READ_ONCE(comm->rate->path.limited))
-		WRITE_ONCE(comm->rate->path.limited, true);
+	if (!comm || !optr_rate_enabled())
+		return;
+	path = &comm->rate->path;
+	WRITE_ONCE(path->paced_ns, path->paced_ns + paced_ns);
+	if (behind_ns)
+		WRITE_ONCE(path->behind_ns, path->behind_ns + behind_ns);
+	if (held && !READ_ONCE(path->limited))
+		WRITE_ONCE(path->limited, true);
 }
 
 /*
@@ -1075,7 +1110,9 @@ static int optr_rate_nl_path(struct sk_buff *skb,
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_FOREIGN,
 			      path->foreign, OPTIREDUCE_A_PAD) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_DRAINED,
-			      path->drained, OPTIREDUCE_A_PAD))
+			      path->drained, OPTIREDUCE_A_PAD) ||
+	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_UNREACHED,
+			      path->unreached, OPTIREDUCE_A_PAD))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -12,8 +12,10 @@
  * changes under osk->lock (the receive path, the round ends, and a send
  * that saw its queue drop, which takes it); the send path, which holds
  * only osk->tx_lock, reads the rate, the epoch and fb_word and writes
- * fb_sent, tx_forced, tx_at and the path's limited with
- * READ_ONCE/WRITE_ONCE, single words that need no lock.
+ * fb_sent, tx_forced, tx_at and the path's limited, paced_ns and
+ * behind_ns with READ_ONCE/WRITE_ONCE, single words that need no lock
+ * (the send path alone adds to the last two; a move notes where they
+ * stood in paced_from and behind_from).
  */
 #ifndef _OPTR_RATE_H
 #define _OPTR_RATE_H
@@ -206,8 +208,13 @@ struct optr_rate_path {
 	u64 holds;		/* reports that left it as it was */
 	u64 foreign;		/* marked reports heard as a foreign queue's */
 	u64 drained;		/* marked reports whose queue had drained */
+	u64 unreached;		/* clean reports on a rate not reached */
 	u32 clean_reports;	/* clean reports from any rank, wrapping */
 	bool limited;		/* it held a send back since its last move */
+	u64 paced_ns;		/* what left, at the rate it left at */
+	u64 behind_ns;		/* time the sender fell behind it for good */
+	u64 paced_from;		/* ... where they stood at the last move */
+	u64 behind_from;
 	u8 epoch;		/* moves, mod OPTR_FB_EPOCH_MASK + 1 */
 	u64 queue_drops;	/* batches our own queue dropped */
 };
@@ -276,6 +283,7 @@ u32 optr_rate_loss_keep(u32 md_pct, bool foreign);
 u32 optr_rate_probe_steps(ktime_t *at, ktime_t now);
 u32 optr_rate_step(struct optr_rate_state *s, enum optr_rate_verdict v, u8 ce,
 		   const struct optr_rate_cfg *cfg);
+bool optr_rate_reached(const struct optr_rate_path *path);
 u32 optr_rate_path_move(struct optr_rate_path *path, enum optr_rate_verdict v,
 			u8 ce, u32 old, ktime_t now,
 			const struct optr_rate_cfg *cfg);
@@ -298,7 +306,8 @@ void optr_rate_free(struct optr_rate *rate);
 u32 optr_rate_mbps(struct optr_sock *osk, u32 fixed_mbps);
 u32 optr_rate_in_time(u32 mbps, u64 left, s64 ns);
 u32 optr_rate_tx_begin(struct optr_sock *osk, u32 dst);
-void optr_rate_limited(struct optr_sock *osk);
+void optr_rate_paced(struct optr_sock *osk, bool held, u64 paced_ns,
+		     u64 behind_ns);
 u32 optr_rate_tx_word(struct optr_sock *osk, u32 dst);
 void optr_rate_tx_forced(struct optr_sock *osk, u32 dst);
 void optr_rate_queue_drop(struct optr_sock *osk, u32 dst, bool hurried);

@@ -87,28 +87,38 @@ static u64 optr_pace_credit_ns(u32 mbps)
  * Wait until @wire_bytes may leave at @mbps (0: at once): a token bucket
  * that lets a sender fall up to optr_pace_credit_ns() behind, so a late
  * wake-up is made up by the following datagrams instead of being
- * forgiven. -ETIMEDOUT when the datagram could only leave after @deadline.
+ * forgiven. What is forgiven within a send, the sender's CPU or its send
+ * buffer held it back, not the rate; rate control hears of it
+ * (optr_rate_paced()). -ETIMEDOUT when the datagram could only leave
+ * after @deadline.
  */
 static int optr_pace(struct optr_sock *osk, u32 mbps, u32 wire_bytes,
 		     ktime_t deadline)
 {
 	ktime_t now, when, woke, earliest;
+	u64 step, behind = 0;
 
 	lockdep_assert_held(&osk->tx_lock);
 	if (!mbps)
 		return 0;
 	now = ktime_get();
 	earliest = ktime_sub_ns(now, optr_pace_credit_ns(mbps));
-	if (ktime_before(osk->next_tx, earliest))
+	if (ktime_before(osk->next_tx, earliest)) {
+		/* Before a send's first batch the socket was idle. */
+		if (osk->tx_tally.paced)
+			behind = ktime_to_ns(ktime_sub(earliest, osk->next_tx));
 		osk->next_tx = earliest;
+	}
+	osk->tx_tally.paced++;
+	osk->tx_tally.behind_ns += behind;
 	when = osk->next_tx;
 	if (ktime_after(when, deadline))
 		return -ETIMEDOUT;
 	/* bits / (Mbit/s) = microseconds; * 1000 for ns */
-	osk->next_tx = ktime_add_ns(when, div_u64((u64)wire_bytes * 8000, mbps));
-	/* On schedule, not behind it: the rate holds this sender back. */
-	if (ktime_after(when, now))
-		optr_rate_limited(osk);
+	step = div_u64((u64)wire_bytes * 8000, mbps);
+	osk->next_tx = ktime_add_ns(when, step);
+	/* Held back: on schedule, not behind it. */
+	optr_rate_paced(osk, ktime_after(when, now), step, behind);
 	if (ktime_to_ns(ktime_sub(when, now)) < OPTR_PACE_SLACK_NS)
 		return 0;
 	/*

@@ -51,8 +51,10 @@ struct optireduce_estimate;
 struct optr_tx_tally {
 	u64 bytes;	/* payload bytes that left, every copy */
 	u64 unsent;	/* fragments that did not (the timeout) */
+	u64 paced;	/* batches that went through the pacer */
 	u64 pace_ns;	/* asleep in the pacer */
 	u64 late_ns;	/* ... of which past the time it was to wake */
+	u64 behind_ns;	/* behind the rate by more than it caught up */
 	u64 room_ns;	/* waiting for room in the UDP send buffer */
 };
 

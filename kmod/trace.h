@@ -140,7 +140,8 @@ TRACE_EVENT(optireduce_rate,
  * which @t->late_ns after the time each sleep was to end: the host's
  * timer and scheduling latency) and @t->room_ns waiting for room in the
  * send buffer (datagrams sent before not yet gone); the rest built and
- * sent. @err: 0 or the error.
+ * sent. @t->behind_ns: how far, over the send, it fell behind its rate
+ * by more than it may catch up (optr_pace()). @err: 0 or the error.
  */
 TRACE_EVENT(optireduce_send,
 	TP_PROTO(u32 comm, u32 rank, u32 dst, u32 round,
@@ -159,6 +160,7 @@ TRACE_EVENT(optireduce_send,
 		__field(u64, pace_us)
 		__field(u64, late_us)
 		__field(u64, room_us)
+		__field(u64, behind_us)
 		__field(int, err)
 	),
 	TP_fast_assign(
@@ -173,13 +175,15 @@ TRACE_EVENT(optireduce_send,
 		__entry->pace_us = div_u64(t->pace_ns, NSEC_PER_USEC);
 		__entry->late_us = div_u64(t->late_ns, NSEC_PER_USEC);
 		__entry->room_us = div_u64(t->room_ns, NSEC_PER_USEC);
+		__entry->behind_us = div_u64(t->behind_ns, NSEC_PER_USEC);
 		__entry->err = err;
 	),
-	TP_printk("comm=%u rank=%u dst=%d round=%u bytes=%llu unsent=%llu elapsed_us=%llu lock_us=%llu pace_us=%llu late_us=%llu room_us=%llu err=%d",
+	TP_printk("comm=%u rank=%u dst=%d round=%u bytes=%llu unsent=%llu elapsed_us=%llu lock_us=%llu pace_us=%llu late_us=%llu room_us=%llu behind_us=%llu err=%d",
 		  __entry->comm, __entry->rank, (int)__entry->dst,
 		  __entry->round, __entry->bytes, __entry->unsent,
 		  __entry->elapsed_us, __entry->lock_us, __entry->pace_us,
-		  __entry->late_us, __entry->room_us, __entry->err)
+		  __entry->late_us, __entry->room_us, __entry->behind_us,
+		  __entry->err)
 );
 
 #endif /* _OPTR_TRACE_H */

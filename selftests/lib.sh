@@ -247,8 +247,10 @@ allreduce_cleanup() {
 # host I's namespace at HOST_IP[I] (ONE_HOST=1: every rank in host 0's,
 # at 127.0.0.1) on port PORT + I, with the library's environment for that
 # (OPTIREDUCE_RANK, _SIZE, _PEERS and a 60 s _TIMEOUT_MS), then ENV. Rank
-# I's stdout in $OUT/NAME.I, its stderr in $OUT/NAME.I.err. Waits for
-# them all, up to SECS (wait_ranks); 0 when every rank exited 0.
+# I's stdout in $OUT/NAME.I, its stderr in $OUT/NAME.I.err. Rank I runs in
+# the cgroup RANK_CGROUP[I] (a directory of the cgroup2 tree) where that is
+# set. Waits for them all, up to SECS (wait_ranks); 0 when every rank
+# exited 0.
 allreduce_ranks() {
 	local name=$1 n=$2 base=$3 secs=$4 i ip plist='' envs=() pids=()
 
@@ -265,6 +267,10 @@ allreduce_ranks() {
 	done
 	for ((i = 0; i < n; i++)); do
 		(
+			if [ -n "${RANK_CGROUP[$i]:-}" ]; then
+				echo "$BASHPID" >"${RANK_CGROUP[$i]}/cgroup.procs" ||
+					exit 1
+			fi
 			export OPTIREDUCE_RANK=$i OPTIREDUCE_SIZE=$n \
 				OPTIREDUCE_PEERS=$plist \
 				OPTIREDUCE_TIMEOUT_MS=60000 "${envs[@]}"

@@ -1003,7 +1003,7 @@ static void rate_probe_steps(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, optr_rate_probe_steps(&at, now), 0U);
 }
 
-/* A move of @path after a send waited for its rate (optr_rate_limited()). */
+/* A move of @path after a send waited for its rate (optr_rate_paced()). */
 static u32 rate_held_move(struct optr_rate_path *path, enum optr_rate_verdict v,
 			  u8 ce, u32 rate, ktime_t now,
 			  const struct optr_rate_cfg *cfg)
@@ -1095,6 +1095,85 @@ static void rate_path_move(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, path.cuts, 2ULL);
 	KUNIT_EXPECT_EQ(test, ktime_to_ns(path.cut_at), ktime_to_ns(now));
 	KUNIT_EXPECT_EQ(test, path.epoch, (i + 1) & OPTR_FB_EPOCH_MASK);
+}
+
+/*
+ * Whether the sender reached the path's rate since it last moved
+ * (optr_rate_reached()), from what the pacer told (optr_rate_paced()),
+ * and what a clean report does with it (optr_rate_path_move()).
+ */
+static void rate_reached(struct kunit *test)
+{
+	const struct optr_rate_cfg cfg = {
+		.min_mbps = 10, .max_mbps = 1000, .step_mbps = 10, .md_pct = 50,
+	};
+	const s64 ms = NSEC_PER_MSEC;
+	struct optr_rate_path path = {};
+	ktime_t now = ns_to_ktime(1000 * ms);
+	u32 rate;
+
+	/* No send waited for its slot: not reached, whatever the times. */
+	path.paced_ns = 10 * ms;
+	KUNIT_EXPECT_FALSE(test, optr_rate_reached(&path));
+	rate = optr_rate_path_move(&path, OPTR_RATE_CLEAN, 0, 100, now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 100U);
+	KUNIT_EXPECT_EQ(test, path.unreached, 1ULL);
+	KUNIT_EXPECT_EQ(test, path.holds, 1ULL);
+	/* Held back, never behind: reached, and a clean report raises. */
+	path.limited = true;
+	KUNIT_EXPECT_TRUE(test, optr_rate_reached(&path));
+	/*
+	 * The starved sender: it waits for one slot in each window the CPU
+	 * gives it, but fell behind for good 86 ms for every 14 ms its
+	 * bytes took at the rate (it sent at 14% of it). Not reached: the
+	 * clean report holds the rate, counted unreached.
+	 */
+	path.paced_ns += 14 * ms;
+	path.behind_ns += 86 * ms;
+	KUNIT_EXPECT_FALSE(test, optr_rate_reached(&path));
+	rate = optr_rate_path_move(&path, OPTR_RATE_CLEAN, 0, 100, now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 100U);
+	KUNIT_EXPECT_EQ(test, path.unreached, 2ULL);
+	KUNIT_EXPECT_EQ(test, path.raises, 0ULL);
+	/*
+	 * A hold keeps the account: 72 ms more at the rate make 96 against
+	 * 86 behind since the rate last moved, over half: reached, and
+	 * the clean report raises.
+	 */
+	path.paced_ns += 72 * ms;
+	KUNIT_EXPECT_TRUE(test, optr_rate_reached(&path));
+	path.behind_ns += 11 * ms;
+	KUNIT_EXPECT_FALSE(test, optr_rate_reached(&path));
+	path.paced_ns += 1 * ms;
+	rate = optr_rate_path_move(&path, OPTR_RATE_CLEAN, 0, 100, now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 110U);
+	KUNIT_EXPECT_EQ(test, path.raises, 1ULL);
+	KUNIT_EXPECT_EQ(test, path.unreached, 2ULL);
+	/*
+	 * The move starts a new account: what the sender did at the old
+	 * rate says nothing of this one, however far ahead it was.
+	 */
+	KUNIT_EXPECT_FALSE(test, path.limited);
+	KUNIT_EXPECT_EQ(test, path.paced_from, path.paced_ns);
+	KUNIT_EXPECT_EQ(test, path.behind_from, path.behind_ns);
+	path.limited = true;
+	path.behind_ns += 2 * ms;
+	path.paced_ns += 1 * ms;
+	KUNIT_EXPECT_FALSE(test, optr_rate_reached(&path));
+	path.paced_ns += 1 * ms;
+	KUNIT_EXPECT_TRUE(test, optr_rate_reached(&path));
+	/* Marks and loss do not ask: a sender below its rate still cuts. */
+	path.behind_ns += 100 * ms;
+	rate = optr_rate_path_move(&path, OPTR_RATE_LOSSY, 0, 110, now, &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 55U);
+	/* A probe beside a foreign queue asks as a clean report does. */
+	path.limited = true;
+	path.behind_ns += 50 * ms;
+	rate = optr_rate_path_move(&path, OPTR_RATE_FOREIGN, 255, 55,
+				   ktime_add_ns(now, OPTR_RATE_FOREIGN_PROBE_NS),
+				   &cfg);
+	KUNIT_EXPECT_EQ(test, rate, 55U);
+	KUNIT_EXPECT_EQ(test, path.unreached, 3ULL);
 }
 
 static void rate_seen(struct kunit *test)
@@ -1417,6 +1496,7 @@ static struct kunit_case optr_rate_cases[] = {
 	KUNIT_CASE(rate_foreign_step),
 	KUNIT_CASE(rate_probe_steps),
 	KUNIT_CASE(rate_path_move),
+	KUNIT_CASE(rate_reached),
 	KUNIT_CASE(rate_seen),
 	KUNIT_CASE(rate_reports),
 	KUNIT_CASE(rate_drained_reports),

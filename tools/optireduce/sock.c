@@ -173,6 +173,9 @@ static int sock_cb(const struct nlmsghdr *nlh, void *data)
 	if (tb[OPTIREDUCE_A_SOCK_RATE_HOLDS])
 		print_uint("rate_holds", " holds %llu",
 			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_HOLDS]));
+	if (tb[OPTIREDUCE_A_SOCK_RATE_UNREACHED])
+		print_uint("rate_unreached", " unreached %llu",
+			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_UNREACHED]));
 	if (tb[OPTIREDUCE_A_SOCK_RATE_FOREIGN])
 		print_uint("rate_foreign", " foreign %llu",
 			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_FOREIGN]));

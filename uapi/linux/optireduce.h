@@ -387,7 +387,9 @@ struct optireduce_estimate {
  *       drop: SOCK_RATE_MBPS u32, SOCK_RATE_CUTS u64, SOCK_RATE_RAISES
  *       u64, SOCK_QUEUE_DROPS u64 (the communicator's rate and its steps),
  *       SOCK_RATE_HOLDS u64 (reports that left it: marked too lightly to
- *       cut, or clean while the rate did not hold the sender back),
+ *       cut, or clean while the sender did not reach the rate),
+ *       SOCK_RATE_UNREACHED u64 (those clean ones: no send waited for
+ *       the rate, or the sender fell behind it more than it kept it),
  *       SOCK_RATE_FOREIGN u64 (marked reports taken as a standing queue
  *       another sender keeps: they probed instead of cutting),
  *       SOCK_RATE_DRAINED u64 (marked reports whose queue had drained
@@ -467,6 +469,7 @@ enum {
 	OPTIREDUCE_A_SOCK_RATE_HOLDS,	/* u64: reports that left the rate */
 	OPTIREDUCE_A_SOCK_RATE_FOREIGN,	/* u64: marks heard as another's queue */
 	OPTIREDUCE_A_SOCK_RATE_DRAINED,	/* u64: marks from a queue that drained */
+	OPTIREDUCE_A_SOCK_RATE_UNREACHED, /* u64: clean reports, rate not reached */
 	__OPTIREDUCE_A_MAX
 };
 
