@@ -895,6 +895,8 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 	if (v == OPTR_RATE_FOREIGN) {
 		p->foreign++;
 		path->foreign++;
+		if (up == OPTR_RATE_FOREIGN)
+			path->uplink_foreign++;
 	} else if (v == OPTR_RATE_CLEAN) {
 		p->increases++;
 	} else if (v == OPTR_RATE_DRAINED) {
@@ -1112,7 +1114,9 @@ static int optr_rate_nl_path(struct sk_buff *skb,
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_DRAINED,
 			      path->drained, OPTIREDUCE_A_PAD) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_UNREACHED,
-			      path->unreached, OPTIREDUCE_A_PAD))
+			      path->unreached, OPTIREDUCE_A_PAD) ||
+	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_UPLINK,
+			      path->uplink_foreign, OPTIREDUCE_A_PAD))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -207,6 +207,7 @@ struct optr_rate_path {
 	u64 raises;		/* clean steps that moved it */
 	u64 holds;		/* reports that left it as it was */
 	u64 foreign;		/* marked reports heard as a foreign queue's */
+	u64 uplink_foreign;	/* ... as our own uplink's */
 	u64 drained;		/* marked reports whose queue had drained */
 	u64 unreached;		/* clean reports on a rate not reached */
 	u32 clean_reports;	/* clean reports from any rank, wrapping */

@@ -84,11 +84,7 @@ read -r d_lost d_incast d_lowered d_agreed < <(summary dynamic)
 echo "# fixed limit: entries lost in calls $FROM..$((CALLS - 1)): $f_lost" \
      "(limit $f_incast, lowered $f_lowered times)"
 echo "# dynamic incast: $d_lost (limit $d_incast, lowered $d_lowered times)"
-if [ $st -ne 0 ]; then
-	for f in "$OUT"/*.err; do
-		sed "s|^|# ${f##*/}: |" "$f"
-	done
-fi
+if [ $st -ne 0 ]; then ranks_stderr; fi
 ktap_check "fixed: every rank ran at $((N - 1))" \
 	test $st -eq 0 -a "$f_lowered" = 0 -a "$f_incast" = $((N - 1)) \
 	-a "$f_agreed" = 1

@@ -282,6 +282,38 @@ allreduce_ranks() {
 	wait_ranks "$secs" "$name: " "${pids[@]}"
 }
 
+# ranks_stderr: what every rank run in $OUT wrote to its stderr, as
+# comments (after a failed run).
+ranks_stderr() {
+	local f
+
+	for f in "$OUT"/*.err; do
+		sed "s|^|# ${f##*/}: |" "$f"
+	done
+}
+
+# calls_done FILE N: FILE, a rank's output with --per-call, has N calls.
+calls_done() {
+	[ "$(grep -c '^call ' "$1" 2>/dev/null)" -ge "$2" ]
+}
+
+# allreduce_dumped NAME N PORT SECS CALLS [ENV=VALUE...]: allreduce_ranks
+# for CALLS calls, and rank 0's sockets as `$TOOL -j sock show` prints
+# them into $OUT/NAME.json while its socket is open: before its last call
+# rank 0 sleeps 3 s, time for the tool to read them under TCG. 0 when
+# every rank exited 0.
+allreduce_dumped() {
+	local name=$1 n=$2 base=$3 secs=$4 calls=$5 ranks
+
+	shift 5
+	allreduce_ranks "$name" "$n" "$base" "$secs" "$@" -- --calls "$calls" \
+		--late-rank 0 --late-ms 3000 --late-from $((calls - 1)) &
+	ranks=$!
+	busywait $((secs * 1000)) calls_done "$OUT/$name.0" $((calls - 1))
+	ip netns exec "${HOST_NS[0]}" "$TOOL" -j sock show >"$OUT/$name.json"
+	wait $ranks
+}
+
 # The debug guest (KASAN, kmemleak, lockdep): everything runs several to
 # ten times slower there.
 debug_kernel() {

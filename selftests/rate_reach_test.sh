@@ -32,7 +32,6 @@ CGROOT=/sys/fs/cgroup
 OUT=$(mktemp -d)
 N=2
 CALLS=30
-LINGER=3000
 START=20
 # 10% of one CPU, in 5 ms slices: at START, a slice sends the pacer's
 # 16 KiB of catch-up and 5 ms at the rate, under a quarter of what the
@@ -74,26 +73,14 @@ cgroup_starve() {
 	echo "$QUOTA $PERIOD" >"$CG/cpu.max"
 }
 
-# calls_done FILE N: FILE has N per-call lines.
-calls_done() {
-	[ "$(grep -c '^call ' "$1" 2>/dev/null)" -ge "$2" ]
-}
-
-# run NAME: the calls, and rank 0's dump into NAME.json while its socket
-# is open (it closes with the rank): before its last call rank 0 sleeps
-# LINGER ms. The ranks' status in st_NAME.
+# run NAME: the calls, rank 0's dump in NAME.json (allreduce_dumped),
+# the ranks' status in st_NAME.
 run() {
-	local name=$1 ranks
+	local name=$1
 
 	[ "$tracing" = 1 ] && echo >"$TRACING/trace"
 	port=$((port + 10))
-	allreduce_ranks "$name" $N $port 300 "${RANK_ENV[@]}" -- \
-		--calls $CALLS --late-rank 0 --late-ms $LINGER \
-		--late-from $((CALLS - 1)) &
-	ranks=$!
-	busywait 250000 calls_done "$OUT/$name.0" $((CALLS - 1))
-	ip netns exec "${HOST_NS[0]}" "$TOOL" -j sock show >"$OUT/$name.json"
-	wait $ranks
+	allreduce_dumped "$name" $N $port 300 $CALLS "${RANK_ENV[@]}"
 	eval "st_$name=$?"
 	if [ "$tracing" = 1 ]; then
 		# Rank 0's sends: how many, and behind_us summed.
@@ -164,9 +151,7 @@ for name in free starved; do
 done
 sed 's/^/# starved cgroup cpu.stat: /' "$CG/cpu.stat"
 if [ "${st_free:-1}" -ne 0 ] || [ "${st_starved:-1}" -ne 0 ]; then
-	for f in "$OUT"/*.err; do
-		sed "s|^|# ${f##*/}: |" "$f"
-	done
+	ranks_stderr
 fi
 
 ktap_check "every rank ran every call" \

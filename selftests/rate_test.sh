@@ -98,11 +98,6 @@ transport_report() {
 		sed "s/^/# $1: transport/"
 }
 
-# calls_done FILE N: FILE has N per-call lines.
-calls_done() {
-	[ "$(grep -c '^call ' "$1" 2>/dev/null)" -ge "$2" ]
-}
-
 # peers FILE: rank 0's sockets (optireduce -j sock show) into FILE.json,
 # at once; peers_parse FILE, later: "RATE DECREASES INCREASES EARLY
 # STALE" per peer,
@@ -214,9 +209,7 @@ for run in fixed rate; do
 		"$OUT/$run.0"
 done
 if [ $st_fixed -ne 0 ] || [ $st_rate -ne 0 ]; then
-	for f in "$OUT"/*.err; do
-		sed "s|^|# ${f##*/}: |" "$f"
-	done
+	ranks_stderr
 fi
 
 ktap_check "every rank ran every call" test $st_fixed -eq 0 -a $st_rate -eq 0

@@ -179,6 +179,9 @@ static int sock_cb(const struct nlmsghdr *nlh, void *data)
 	if (tb[OPTIREDUCE_A_SOCK_RATE_FOREIGN])
 		print_uint("rate_foreign", " foreign %llu",
 			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_FOREIGN]));
+	if (tb[OPTIREDUCE_A_SOCK_RATE_UPLINK])
+		print_uint("rate_uplink", " uplink %llu",
+			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_UPLINK]));
 	if (tb[OPTIREDUCE_A_SOCK_RATE_DRAINED])
 		print_uint("rate_drained", " drained %llu",
 			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_DRAINED]));

@@ -392,6 +392,8 @@ struct optireduce_estimate {
  *       the rate, or the sender fell behind it more than it kept it),
  *       SOCK_RATE_FOREIGN u64 (marked reports taken as a standing queue
  *       another sender keeps: they probed instead of cutting),
+ *       SOCK_RATE_UPLINK u64 (of those, the ones taken as such a queue on
+ *       our own uplink, judged from several receivers' reports),
  *       SOCK_RATE_DRAINED u64 (marked reports whose queue had drained
  *       before they ended: they raised as clean ones),
  *       SOCK_RATE_KNEE_MBPS u32 (where a measured start set a knee),
@@ -470,6 +472,7 @@ enum {
 	OPTIREDUCE_A_SOCK_RATE_FOREIGN,	/* u64: marks heard as another's queue */
 	OPTIREDUCE_A_SOCK_RATE_DRAINED,	/* u64: marks from a queue that drained */
 	OPTIREDUCE_A_SOCK_RATE_UNREACHED, /* u64: clean reports, rate not reached */
+	OPTIREDUCE_A_SOCK_RATE_UPLINK,	/* u64: marks heard as our uplink's queue */
 	__OPTIREDUCE_A_MAX
 };
 

@@ -1,0 +1,187 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Rate control judges a queue on its own host's uplink another sender's
+# (kmod/rate.c, optr_rate_uplink()). Four hosts in the emulated fabric
+# (tools/lib/fabric.sh): every link a 30 Mbit/s token bucket with a
+# 128 KiB queue that marks ECN-capable packets above 32 KiB and lets the
+# others fill it (FABRIC_NONECT=tail). Three ranks on hosts 0, 1 and 2
+# run 128 KiB calls. Behind host 0, which routes for it, a tenant (a
+# namespace of its own, as a container on that host) runs a long TCP flow
+# without ECN to host 3: it leaves through host 0's uplink and keeps that
+# queue above the marking threshold, answering only loss, whatever rank 0
+# sends, so rank 0's datagrams to either receiver are marked there. The
+# tenant's flow is forwarded by host 0, not sent from it: TCP small queues
+# bound what a socket keeps in its own host's queues to about a
+# millisecond of its rate, and a flow sent from host 0 itself kept no
+# standing queue in some runs (rate_fair_test.sh). The same calls run
+# twice:
+#   - rate_foreign 1: reports heavily marked from both receivers through
+#     cuts to the floor judge the uplink's queue foreign, and rank 0's
+#     dump counts marked reports heard as that queue's (rate_uplink);
+#   - rate_foreign 0: every mark is congestion, none is counted so.
+# What the uplink dropped and marked, rank 0's rate and its mean call,
+# and the tenant's goodput are printed; nothing about time is asserted.
+# About a minute and a half in the TCG guest.
+
+dir=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$dir/lib.sh"
+# shellcheck source=../tools/lib/fabric.sh
+. "$REPO_DIR/tools/lib/fabric.sh"
+
+AR=$REPO_DIR/lib/build/examples/allreduce_rank
+TOOL=${OPTIREDUCE_TOOL:-$REPO_DIR/tools/optireduce/optireduce}
+OUT=$(mktemp -d)
+HOSTS=4
+N=3
+CALLS=${RATE_UPLINK_CALLS:-20}
+START=20
+TENANT_NET=10.99.0
+AR_OPTS=(--per-call --path kernel --check none --count 32768)
+# No warm-up: the rate starts at the fixed rate (pace_mbps). The slack
+# keeps sends at the floor from being hurried past the rate to make their
+# deadlines (optr_rate_in_time()).
+RANK_ENV=(OPTIREDUCE_WARMUP=0 OPTIREDUCE_DIRECT_KB=0 OPTIREDUCE_HADAMARD=off
+	OPTIREDUCE_DEADLINE_SLACK_MS=3000)
+FABRIC_COTENANT_PIDS=()
+port=24000
+iport=25200
+
+require_root
+require_built "$AR" "$TOOL"
+if ! command -v iperf3 >/dev/null; then
+	echo "# SKIP: iperf3 not installed"
+	exit "$KSFT_SKIP"
+fi
+
+# shellcheck disable=SC2317 # the EXIT trap
+cleanup() {
+	main_shell || return 0
+	fabric_cotenants_stop
+	params_restore
+	cleanup_ns
+	rm -rf "$OUT"
+}
+trap cleanup EXIT
+
+# tenant_setup: TENANT, a namespace behind host 0 (TENANT_NET.2, routed
+# by host 0 at TENANT_NET.1), reachable from host 3.
+tenant_setup() {
+	setup_ns TENANT || return 1
+	ip link add tn0 netns "${HOST_NS[0]}" type veth peer name eth0 \
+		netns "$TENANT" || return 1
+	printf '%s\n' "addr add $TENANT_NET.1/24 dev tn0" "link set tn0 up" |
+		ip -n "${HOST_NS[0]}" -batch - || return 1
+	ip netns exec "${HOST_NS[0]}" sysctl -qw net.ipv4.ip_forward=1 ||
+		return 1
+	printf '%s\n' "addr add $TENANT_NET.2/24 dev eth0" "link set eth0 up" \
+		"route add default via $TENANT_NET.1" |
+		ip -n "$TENANT" -batch - || return 1
+	ip -n "${HOST_NS[3]}" route add "$TENANT_NET.0/24" via "${HOST_IP[0]}"
+}
+
+# tenant_flow NAME: the tenant's long TCP flow to host 3, its client's
+# report in NAME.tenant.
+tenant_flow() {
+	local t
+
+	in_host 3 iperf3 -s -1 -p $iport >"$OUT/$1.tenant.server" 2>&1 &
+	FABRIC_COTENANT_PIDS+=($!)
+	for ((t = 0; t < 50; t++)); do
+		in_host 3 ss -Hltn "sport = :$iport" | grep -q . && break
+		sleep 0.1
+	done
+	ip netns exec "$TENANT" iperf3 -c "${HOST_IP[3]}" -p $iport -t 600 \
+		-i 0 >"$OUT/$1.tenant" 2>&1 &
+	FABRIC_COTENANT_PIDS+=($!)
+	iport=$((iport + 1))
+}
+
+# run NAME: the calls beside the tenant's flow, the fabric's counters
+# around them, rank 0's dump in NAME.json (allreduce_dumped), the ranks'
+# status in st_NAME.
+run() {
+	local name=$1
+
+	tenant_flow "$name"
+	# The flow's queue stands within a second or two.
+	sleep 2
+	fabric_counters "$OUT/before.$name"
+	port=$((port + 10))
+	allreduce_dumped "$name" $N $port 400 "$CALLS" "${RANK_ENV[@]}"
+	eval "st_$name=$?"
+	fabric_counters "$OUT/after.$name"
+	fabric_cotenants_stop
+}
+
+# dumped NAME: "RATE CUTS FOREIGN UPLINK" of rank 0's communicator.
+dumped() {
+	python3 -c '
+import json, sys
+for s in json.load(open(sys.argv[1])):
+    if "rate_mbps" in s:
+        print(s["rate_mbps"], s["rate_cuts"], s.get("rate_foreign", 0),
+              s.get("rate_uplink", -1))
+' "$OUT/$1.json"
+}
+
+if ! optr_load; then
+	echo "# SKIP: optireduce.ko cannot be loaded"
+	exit "$KSFT_SKIP"
+fi
+params_save pace_mbps rate_control rate_min_mbps rate_max_mbps \
+	rate_step_mbps rate_md_pct rate_knee_pct rate_foreign
+FABRIC_ECN_KB=32
+FABRIC_NONECT='tail'
+if ! fabric_setup $HOSTS || ! tenant_setup; then
+	ktap_fail "fabric setup"
+	ktap_finish
+fi
+echo 1 >"$PARAMS/rate_min_mbps"
+echo 200 >"$PARAMS/rate_max_mbps"
+echo 2 >"$PARAMS/rate_min_mbps"
+echo 5 >"$PARAMS/rate_step_mbps"
+echo 50 >"$PARAMS/rate_md_pct"
+echo $START >"$PARAMS/pace_mbps"
+echo 1 >"$PARAMS/rate_control"
+
+echo 1 >"$PARAMS/rate_foreign"
+run judged
+echo 0 >"$PARAMS/rate_foreign"
+run heeded
+
+for name in judged heeded; do
+	dumped $name >"$OUT/$name.comm"
+	read -r rate cuts foreign uplink <"$OUT/$name.comm"
+	echo "# rate_foreign $([ $name = judged ] && echo 1 || echo 0): rank 0's rate ${rate:-?} Mbit/s, cuts ${cuts:-?}, foreign ${foreign:-?}, heard as its uplink's ${uplink:-?}"
+	grep -h '^up0 ' "$OUT/before.$name" "$OUT/after.$name" |
+		sed "s/^/# $name: up0 port sent pkts drops overlimits marks backlog: /"
+	fabric_report "$OUT/before.$name" "$OUT/after.$name" /dev/null |
+		sed -n "s/^fabric \(up0\|sw1\|sw2\|sw3\) /# $name: fabric \1 /p"
+	awk -v run=$name '$1 == "call" && $2 < '"$((CALLS - 1))"' { n++; t += $3 }
+		END { if (n) printf "# %s: rank 0 mean call %d ms over %d calls\n",
+				    run, t / n / 1e6, n }' "$OUT/$name.0"
+	grep ' sender$' "$OUT/$name.tenant" | tail -n 1 |
+		sed "s/^/# $name: the tenant's flow: /"
+done
+if [ "${st_judged:-1}" -ne 0 ] || [ "${st_heeded:-1}" -ne 0 ]; then
+	ranks_stderr
+fi
+
+ktap_check "every rank ran every call" \
+	test "${st_judged:-1}" -eq 0 -a "${st_heeded:-1}" -eq 0
+# The flow kept the uplink's queue: it lost packets there, and rank 0's
+# were marked.
+ktap_check "host 0's uplink dropped and marked" awk '
+	FILENAME == ARGV[1] { b[$1] = $0; next }
+	$1 == "up0" { split(b["up0"], x, " "); d = $4 - x[4]; m = $6 - x[6] }
+	END { exit !(d > 0 && m > 0) }' "$OUT/before.judged" "$OUT/after.judged"
+# One communicator in each dump; "RATE CUTS FOREIGN UPLINK".
+ktap_check "rate_foreign 1: marks heard as the uplink's foreign queue" \
+	awk '{ n++; ok = $4 > 0 && $3 >= $4 } END { exit !(n == 1 && ok) }' \
+	"$OUT/judged.comm"
+ktap_check "rate_foreign 0: none" \
+	awk '{ n++; ok = $4 == 0 && $3 == 0 && $2 > 0 }
+		END { exit !(n == 1 && ok) }' "$OUT/heeded.comm"
+ktap_finish
