@@ -112,8 +112,10 @@ static int optr_pace(struct optr_sock *osk, u32 mbps, u32 wire_bytes,
 	osk->tx_tally.paced++;
 	osk->tx_tally.behind_ns += behind;
 	when = osk->next_tx;
-	if (ktime_after(when, deadline))
+	if (ktime_after(when, deadline)) {
+		optr_rate_paced(osk, false, 0, behind);
 		return -ETIMEDOUT;
+	}
 	/* bits / (Mbit/s) = microseconds; * 1000 for ns */
 	step = div_u64((u64)wire_bytes * 8000, mbps);
 	osk->next_tx = ktime_add_ns(when, step);
