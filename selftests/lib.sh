@@ -292,6 +292,18 @@ ranks_stderr() {
 	done
 }
 
+# rate_fields FILE KEY...: for each socket with a rate in FILE, a dump
+# of `$TOOL -j sock show`, the values of KEY... on one line (-1 for a key
+# it lacks).
+rate_fields() {
+	python3 -c '
+import json, sys
+for s in json.load(open(sys.argv[1])):
+    if "rate_mbps" in s:
+        print(*(s.get(k, -1) for k in sys.argv[2:]))
+' "$@"
+}
+
 # calls_done FILE N: FILE, a rank's output with --per-call, has N calls.
 calls_done() {
 	[ "$(grep -c '^call ' "$1" 2>/dev/null)" -ge "$2" ]

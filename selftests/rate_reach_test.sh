@@ -18,7 +18,7 @@
 #     holds it counts as unreached, and its sends' tracepoint
 #     (optireduce_send) says how far behind they fell (behind_us).
 # The cgroup's throttling and the rates are printed; nothing about time
-# is asserted. About a minute in the TCG guest.
+# is asserted. About 30 s in the TCG guest.
 
 dir=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
@@ -94,17 +94,6 @@ run() {
 	fi
 }
 
-# dumped NAME: "RATE RAISES HOLDS UNREACHED" of rank 0's communicator.
-dumped() {
-	python3 -c '
-import json, sys
-for s in json.load(open(sys.argv[1])):
-    if "rate_mbps" in s:
-        print(s["rate_mbps"], s["rate_raises"], s["rate_holds"],
-              s.get("rate_unreached", -1))
-' "$OUT/$1.json"
-}
-
 if ! optr_load; then
 	echo "# SKIP: optireduce.ko cannot be loaded"
 	exit "$KSFT_SKIP"
@@ -138,7 +127,8 @@ run starved
 RANK_CGROUP=()
 
 for name in free starved; do
-	dumped $name >"$OUT/$name.comm"
+	rate_fields "$OUT/$name.json" rate_mbps rate_raises rate_holds \
+		rate_unreached >"$OUT/$name.comm"
 	read -r rate raises holds unreached <"$OUT/$name.comm"
 	echo "# $name: rank 0's rate ${rate:-?} Mbit/s from $START, raises ${raises:-?}, holds ${holds:-?}, unreached ${unreached:-?}"
 	if [ -r "$OUT/$name.behind" ]; then

@@ -22,7 +22,7 @@
 #   - rate_foreign 0: every mark is congestion, none is counted so.
 # What the uplink dropped and marked, rank 0's rate and its mean call,
 # and the tenant's goodput are printed; nothing about time is asserted.
-# About a minute and a half in the TCG guest.
+# About a minute in the TCG guest.
 
 dir=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
@@ -82,19 +82,9 @@ tenant_setup() {
 }
 
 # tenant_flow NAME: the tenant's long TCP flow to host 3, its client's
-# report in NAME.tenant.
+# report in cotenant.tenant.NAME.client.
 tenant_flow() {
-	local t
-
-	in_host 3 iperf3 -s -1 -p $iport >"$OUT/$1.tenant.server" 2>&1 &
-	FABRIC_COTENANT_PIDS+=($!)
-	for ((t = 0; t < 50; t++)); do
-		in_host 3 ss -Hltn "sport = :$iport" | grep -q . && break
-		sleep 0.1
-	done
-	ip netns exec "$TENANT" iperf3 -c "${HOST_IP[3]}" -p $iport -t 600 \
-		-i 0 >"$OUT/$1.tenant" 2>&1 &
-	FABRIC_COTENANT_PIDS+=($!)
+	fabric_iperf_ns "$OUT" "tenant.$1" "$TENANT" 3 $iport -t 600
 	iport=$((iport + 1))
 }
 
@@ -113,17 +103,6 @@ run() {
 	eval "st_$name=$?"
 	fabric_counters "$OUT/after.$name"
 	fabric_cotenants_stop
-}
-
-# dumped NAME: "RATE CUTS FOREIGN UPLINK" of rank 0's communicator.
-dumped() {
-	python3 -c '
-import json, sys
-for s in json.load(open(sys.argv[1])):
-    if "rate_mbps" in s:
-        print(s["rate_mbps"], s["rate_cuts"], s.get("rate_foreign", 0),
-              s.get("rate_uplink", -1))
-' "$OUT/$1.json"
 }
 
 if ! optr_load; then
@@ -152,7 +131,8 @@ echo 0 >"$PARAMS/rate_foreign"
 run heeded
 
 for name in judged heeded; do
-	dumped $name >"$OUT/$name.comm"
+	rate_fields "$OUT/$name.json" rate_mbps rate_cuts rate_foreign \
+		rate_uplink >"$OUT/$name.comm"
 	read -r rate cuts foreign uplink <"$OUT/$name.comm"
 	echo "# rate_foreign $([ $name = judged ] && echo 1 || echo 0): rank 0's rate ${rate:-?} Mbit/s, cuts ${cuts:-?}, foreign ${foreign:-?}, heard as its uplink's ${uplink:-?}"
 	grep -h '^up0 ' "$OUT/before.$name" "$OUT/after.$name" |
@@ -162,7 +142,7 @@ for name in judged heeded; do
 	awk -v run=$name '$1 == "call" && $2 < '"$((CALLS - 1))"' { n++; t += $3 }
 		END { if (n) printf "# %s: rank 0 mean call %d ms over %d calls\n",
 				    run, t / n / 1e6, n }' "$OUT/$name.0"
-	grep ' sender$' "$OUT/$name.tenant" | tail -n 1 |
+	grep ' sender$' "$OUT/cotenant.tenant.$name.client" | tail -n 1 |
 		sed "s/^/# $name: the tenant's flow: /"
 done
 if [ "${st_judged:-1}" -ne 0 ] || [ "${st_heeded:-1}" -ne 0 ]; then

@@ -320,7 +320,16 @@ fabric_cotenants_start() {
 
 # fabric_iperf DIR NAME SRC DST PORT ARGS...: one iperf3 flow SRC -> DST.
 fabric_iperf() {
-	local dir=$1 name=$2 src=$3 dst=$4 port=$5 t
+	local dir=$1 name=$2 src=$3
+
+	shift 3
+	fabric_iperf_ns "$dir" "$name" "${HOST_NS[$src]}" "$@"
+}
+
+# fabric_iperf_ns DIR NAME NS DST PORT ARGS...: the same from namespace
+# NS (a host's, or one behind a host that routes for it).
+fabric_iperf_ns() {
+	local dir=$1 name=$2 ns=$3 dst=$4 port=$5 t
 
 	shift 5
 	# ip netns exec execs iperf3: $! is iperf3 itself, for the stop.
@@ -332,7 +341,7 @@ fabric_iperf() {
 		in_host "$dst" ss -Hltn "sport = :$port" | grep -q . && break
 		sleep 0.1
 	done
-	ip netns exec "${HOST_NS[$src]}" iperf3 -c "${HOST_IP[$dst]}" -p "$port" -i 10 --forceflush "$@" \
+	ip netns exec "$ns" iperf3 -c "${HOST_IP[$dst]}" -p "$port" -i 10 --forceflush "$@" \
 		>"$dir/cotenant.$name.client" 2>&1 &
 	FABRIC_COTENANT_PIDS+=($!)
 }
