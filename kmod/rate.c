@@ -830,6 +830,7 @@ void optr_rate_queue_drop(struct optr_sock *osk, u32 dst, bool hurried)
 	if (cut) {
 		cfg.md_pct = optr_rate_loss_keep(cfg.md_pct,
 						 path->uplink.foreign);
+		path->foreign_losses += path->uplink.foreign;
 		optr_rate_move(osk, dst, OPTR_RATE_LOSSY, OPTR_FB_FRAC_ONE, 0,
 			       true, &cfg);
 	}
@@ -863,6 +864,7 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 	struct optr_rate_path *path = &osk->comm->rate->path;
 	enum optr_rate_verdict v, up;
 	struct optr_rate_cfg cfg;
+	bool kept = false;
 	u32 rate;
 
 	lockdep_assert_held(&osk->lock);
@@ -876,10 +878,10 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 			   &cfg);
 	if (up == OPTR_RATE_FOREIGN)
 		v = up;
-	if (v == OPTR_RATE_LOSSY)
-		cfg.md_pct = optr_rate_loss_keep(cfg.md_pct,
-						 path->uplink.foreign ||
-						 p->heed.foreign);
+	if (v == OPTR_RATE_LOSSY) {
+		kept = path->uplink.foreign || p->heed.foreign;
+		cfg.md_pct = optr_rate_loss_keep(cfg.md_pct, kept);
+	}
 	if (v == OPTR_RATE_CLEAN)
 		path->clean_reports++;
 	/* A forced send excuses the loss its message's report brings, not
@@ -910,6 +912,7 @@ static void optr_rate_apply(struct optr_sock *osk, struct optr_rate_peer *p,
 		p->stale++;
 		return;
 	}
+	path->foreign_losses += kept;
 	optr_rate_move(osk, src, v, rep->loss, rep->ce, false, &cfg);
 }
 
@@ -1116,7 +1119,9 @@ static int optr_rate_nl_path(struct sk_buff *skb,
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_UNREACHED,
 			      path->unreached, OPTIREDUCE_A_PAD) ||
 	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_UPLINK,
-			      path->uplink_foreign, OPTIREDUCE_A_PAD))
+			      path->uplink_foreign, OPTIREDUCE_A_PAD) ||
+	    nla_put_u64_64bit(skb, OPTIREDUCE_A_SOCK_RATE_FOREIGN_LOSS,
+			      path->foreign_losses, OPTIREDUCE_A_PAD))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -208,6 +208,7 @@ struct optr_rate_path {
 	u64 holds;		/* reports that left it as it was */
 	u64 foreign;		/* marked reports heard as a foreign queue's */
 	u64 uplink_foreign;	/* ... as our own uplink's */
+	u64 foreign_losses;	/* losses cut gently beside such a queue */
 	u64 drained;		/* marked reports whose queue had drained */
 	u64 unreached;		/* clean reports on a rate not reached */
 	u32 clean_reports;	/* clean reports from any rank, wrapping */

@@ -20,6 +20,10 @@
 #     cuts to the floor judge the uplink's queue foreign, and rank 0's
 #     dump counts marked reports heard as that queue's (rate_uplink);
 #   - rate_foreign 0: every mark is congestion, none is counted so.
+# The flow also overflows the queue now and then and drops some of rank
+# 0's datagrams: judged, those losses keep 70% of the rate (the dump's
+# rate_foreign_loss, and the cuts in the rate tracepoint); heeded, every
+# loss cut keeps rate_md_pct, 50%.
 # What the uplink dropped and marked, rank 0's rate and its mean call,
 # and the tenant's goodput are printed; nothing about time is asserted.
 # About a minute in the TCG guest.
@@ -32,11 +36,15 @@ dir=$(cd "$(dirname "$0")" && pwd)
 
 AR=$REPO_DIR/lib/build/examples/allreduce_rank
 TOOL=${OPTIREDUCE_TOOL:-$REPO_DIR/tools/optireduce/optireduce}
+TRACING=/sys/kernel/tracing
+EVENT=$TRACING/events/optireduce/optireduce_rate
 OUT=$(mktemp -d)
 HOSTS=4
 N=3
 CALLS=${RATE_UPLINK_CALLS:-20}
 START=20
+FLOOR=2
+MD=50
 TENANT_NET=10.99.0
 AR_OPTS=(--per-call --path kernel --check none --count 32768)
 # No warm-up: the rate starts at the fixed rate (pace_mbps). The slack
@@ -58,6 +66,7 @@ fi
 # shellcheck disable=SC2317 # the EXIT trap
 cleanup() {
 	main_shell || return 0
+	[ -w "$EVENT/enable" ] && echo 0 >"$EVENT/enable"
 	fabric_cotenants_stop
 	params_restore
 	cleanup_ns
@@ -98,11 +107,36 @@ run() {
 	# The flow's queue stands within a second or two.
 	sleep 2
 	fabric_counters "$OUT/before.$name"
+	[ "$tracing" = 1 ] && echo >"$TRACING/trace"
 	port=$((port + 10))
 	allreduce_dumped "$name" $N $port 400 "$CALLS" "${RANK_ENV[@]}"
 	eval "st_$name=$?"
 	fabric_counters "$OUT/after.$name"
 	fabric_cotenants_stop
+	[ "$tracing" = 1 ] && loss_cuts <"$TRACING/trace" >"$OUT/$name.cuts"
+}
+
+# loss_cuts: from the rate tracepoint's events on stdin, rank 0's cuts
+# for loss (a report's above OPTR_RATE_LOSS_MIN, 2/255, or a drop of its
+# own queue) from a rate where keeping 70% and keeping MD% differ:
+# "KEPT HALVED OTHER", how many kept 70%, how many MD%, how many neither.
+loss_cuts() {
+	awk -v md="$MD" -v floor="$FLOOR" '
+		function at_least(x) { return x > floor ? x : floor }
+		/optireduce_rate:/ && / rank=0 / {
+			for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			old = v["old_mbps"] + 0; new = v["new_mbps"] + 0
+			split(v["loss"], l, "/")
+			if (!(l[1] > 2 || v["queue"] == 1) || new >= old)
+				next
+			k = at_least(int(old * 70 / 100)); h = at_least(int(old * md / 100))
+			if (k == h)
+				next
+			if (new == k) kept++
+			else if (new == h) halved++
+			else other++
+		}
+		END { print kept + 0, halved + 0, other + 0 }'
 }
 
 if ! optr_load; then
@@ -117,11 +151,16 @@ if ! fabric_setup $HOSTS || ! tenant_setup; then
 	ktap_fail "fabric setup"
 	ktap_finish
 fi
+tracing=0
+if [ -w "$EVENT/enable" ]; then
+	echo 1 >"$EVENT/enable"
+	tracing=1
+fi
 echo 1 >"$PARAMS/rate_min_mbps"
 echo 200 >"$PARAMS/rate_max_mbps"
-echo 2 >"$PARAMS/rate_min_mbps"
+echo $FLOOR >"$PARAMS/rate_min_mbps"
 echo 5 >"$PARAMS/rate_step_mbps"
-echo 50 >"$PARAMS/rate_md_pct"
+echo $MD >"$PARAMS/rate_md_pct"
 echo $START >"$PARAMS/pace_mbps"
 echo 1 >"$PARAMS/rate_control"
 
@@ -132,9 +171,9 @@ run heeded
 
 for name in judged heeded; do
 	rate_fields "$OUT/$name.json" rate_mbps rate_cuts rate_foreign \
-		rate_uplink >"$OUT/$name.comm"
-	read -r rate cuts foreign uplink <"$OUT/$name.comm"
-	echo "# rate_foreign $([ $name = judged ] && echo 1 || echo 0): rank 0's rate ${rate:-?} Mbit/s, cuts ${cuts:-?}, foreign ${foreign:-?}, heard as its uplink's ${uplink:-?}"
+		rate_uplink rate_foreign_loss >"$OUT/$name.comm"
+	read -r rate cuts foreign uplink floss <"$OUT/$name.comm"
+	echo "# rate_foreign $([ $name = judged ] && echo 1 || echo 0): rank 0's rate ${rate:-?} Mbit/s, cuts ${cuts:-?}, foreign ${foreign:-?}, heard as its uplink's ${uplink:-?}, losses cut to 70% ${floss:-?}"
 	grep -h '^up0 ' "$OUT/before.$name" "$OUT/after.$name" |
 		sed "s/^/# $name: up0 port sent pkts drops overlimits marks backlog: /"
 	fabric_report "$OUT/before.$name" "$OUT/after.$name" /dev/null |
@@ -142,6 +181,8 @@ for name in judged heeded; do
 	awk -v run=$name '$1 == "call" && $2 < '"$((CALLS - 1))"' { n++; t += $3 }
 		END { if (n) printf "# %s: rank 0 mean call %d ms over %d calls\n",
 				    run, t / n / 1e6, n }' "$OUT/$name.0"
+	[ "$tracing" = 1 ] && read -r kept halved other <"$OUT/$name.cuts" &&
+		echo "# $name: rank 0's loss cuts from 5 Mbit/s or more: $kept kept 70%, $halved kept $MD%, $other neither"
 	grep ' sender$' "$OUT/cotenant.tenant.$name.client" | tail -n 1 |
 		sed "s/^/# $name: the tenant's flow: /"
 done
@@ -164,4 +205,27 @@ ktap_check "rate_foreign 1: marks heard as the uplink's foreign queue" \
 ktap_check "rate_foreign 0: none" \
 	awk '{ n++; ok = $4 == 0 && $3 == 0 && $2 > 0 }
 		END { exit !(n == 1 && ok) }' "$OUT/heeded.comm"
+# The tenant's flow overflows the queue now and then, dropping some of
+# rank 0's datagrams (8 to 20 losses in each run): beside the queue
+# judged foreign a loss keeps 70% of the rate, and otherwise MD%.
+ktap_check "rate_foreign 1: losses beside the uplink's queue kept 70%" \
+	awk '{ n++; ok = $5 > 0 && $5 <= $2 } END { exit !(n == 1 && ok) }' \
+	"$OUT/judged.comm"
+ktap_check "rate_foreign 0: no loss kept 70%" \
+	awk '{ n++; ok = $5 == 0 } END { exit !(n == 1 && ok) }' \
+	"$OUT/heeded.comm"
+if [ $tracing = 1 ]; then
+	# "KEPT HALVED OTHER": the cuts themselves, where 70% and MD% of
+	# the rate differ (the judged run's first cuts, before its
+	# judgment, keep MD% too).
+	ktap_check "tracepoint: judged, loss cuts kept 70%" \
+		awk '{ ok = $1 > 0 && $3 == 0 } END { exit !ok }' \
+		"$OUT/judged.cuts"
+	ktap_check "tracepoint: heeded, every loss cut kept $MD%" \
+		awk '{ ok = $1 == 0 && $3 == 0 } END { exit !ok }' \
+		"$OUT/heeded.cuts"
+else
+	ktap_skip "tracepoint: judged, loss cuts kept 70%" "no tracefs"
+	ktap_skip "tracepoint: heeded, every loss cut kept $MD%" "no tracefs"
+fi
 ktap_finish

@@ -62,6 +62,7 @@ const enum mnl_attr_data_type optr_attr_types[OPTIREDUCE_A_MAX + 1] = {
 	[OPTIREDUCE_A_SOCK_RATE_DRAINED] = MNL_TYPE_U64,
 	[OPTIREDUCE_A_SOCK_RATE_UNREACHED] = MNL_TYPE_U64,
 	[OPTIREDUCE_A_SOCK_RATE_UPLINK] = MNL_TYPE_U64,
+	[OPTIREDUCE_A_SOCK_RATE_FOREIGN_LOSS] = MNL_TYPE_U64,
 };
 
 static const struct cmd objects[] = {

@@ -182,6 +182,9 @@ static int sock_cb(const struct nlmsghdr *nlh, void *data)
 	if (tb[OPTIREDUCE_A_SOCK_RATE_UPLINK])
 		print_uint("rate_uplink", " uplink %llu",
 			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_UPLINK]));
+	if (tb[OPTIREDUCE_A_SOCK_RATE_FOREIGN_LOSS])
+		print_uint("rate_foreign_loss", " foreign-loss %llu",
+			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_FOREIGN_LOSS]));
 	if (tb[OPTIREDUCE_A_SOCK_RATE_DRAINED])
 		print_uint("rate_drained", " drained %llu",
 			   attr_u64(tb[OPTIREDUCE_A_SOCK_RATE_DRAINED]));

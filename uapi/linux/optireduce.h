@@ -394,6 +394,9 @@ struct optireduce_estimate {
  *       another sender keeps: they probed instead of cutting),
  *       SOCK_RATE_UPLINK u64 (of those, the ones taken as such a queue on
  *       our own uplink, judged from several receivers' reports),
+ *       SOCK_RATE_FOREIGN_LOSS u64 (losses that cut the rate while
+ *       the queue was judged another's: they kept 70% of it, or
+ *       rate_md_pct if more, instead of rate_md_pct),
  *       SOCK_RATE_DRAINED u64 (marked reports whose queue had drained
  *       before they ended: they raised as clean ones),
  *       SOCK_RATE_KNEE_MBPS u32 (where a measured start set a knee),
@@ -473,6 +476,7 @@ enum {
 	OPTIREDUCE_A_SOCK_RATE_DRAINED,	/* u64: marks from a queue that drained */
 	OPTIREDUCE_A_SOCK_RATE_UNREACHED, /* u64: clean reports, rate not reached */
 	OPTIREDUCE_A_SOCK_RATE_UPLINK,	/* u64: marks heard as our uplink's queue */
+	OPTIREDUCE_A_SOCK_RATE_FOREIGN_LOSS, /* u64: losses cut to 70% beside one */
 	__OPTIREDUCE_A_MAX
 };
 
