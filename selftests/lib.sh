@@ -86,11 +86,13 @@ require_built() {
 # if any did. The watchdog holds none of the caller's output and takes its
 # sleep with it when stopped: a sleep left holding a test's stdout kept
 # run.sh's tee, and the test, waiting out the rest of SECONDS (torch hook
-# test: 190 s after it had finished).
+# test: 190 s after it had finished). Each rank's exit status is left in
+# RANK_STATUS[I].
 wait_ranks() {
 	local secs=$1 label=$2 pid dog i=0 st=0
 
 	shift 2
+	RANK_STATUS=()
 	(
 		exec >/dev/null 2>&1
 		sleep "$secs" &
@@ -99,10 +101,12 @@ wait_ranks() {
 	) &
 	dog=$!
 	for pid in "$@"; do
-		wait "$pid" || {
-			echo "# ${label}rank $i exited with status $?"
+		wait "$pid"
+		RANK_STATUS[i]=$?
+		if [ "${RANK_STATUS[i]}" -ne 0 ]; then
+			echo "# ${label}rank $i exited with status ${RANK_STATUS[i]}"
 			st=1
-		}
+		fi
 		i=$((i + 1))
 	done
 	kill $dog 2>/dev/null

@@ -17,6 +17,10 @@
 #     guard on loss: the guard re-synchronized, for loss, after the same
 #     steps on both ranks, deciding from the loss reports the library
 #     exchanges (no collective of its own), and something was lost.
+#   - last, rank 1 kills itself (SIGKILL) as soon as its allreduce of
+#     step EXIT_STEP started: rank 0's step raises our error (ECONNRESET
+#     from the library, through DDP), its next step the same, it closes
+#     its state and exits 0; rank 1's status is 137.
 #
 # Needs Debian's python3 with torch (tools/install-deps python) and the
 # library (make -C lib); skips (4) without them. Deadlines get
@@ -35,6 +39,7 @@ LIBSO=$REPO_DIR/lib/build/liboptireduce.so.0
 OUT=$(mktemp -d)
 RUN_TIMEOUT=240
 TOL=1e-4
+EXIT_STEP=2
 start=$(now_ms)
 
 require_root
@@ -80,14 +85,17 @@ for i in 0 1; do
 			MASTER_PORT=29500 PYTHONPATH=$REPO_DIR/lib/python \
 			PYTHONDONTWRITEBYTECODE=1 OMP_NUM_THREADS=1 GLOO_SOCKET_IFNAME=eth0 \
 			OPTIREDUCE_WARMUP=2 OPTIREDUCE_DEADLINE_SLACK_MS=5000 \
-			OPTIREDUCE_TIMEOUT_MS=60000 TRAIN_STEPS=8 TRAIN_LOSS=30%
+			OPTIREDUCE_TIMEOUT_MS=60000 TRAIN_STEPS=8 TRAIN_LOSS=30% \
+			TRAIN_EXIT_STEP=$EXIT_STEP
 		unset OPTIREDUCE_LIB
 		exec ip netns exec "${HOST_NS[$i]}" "$PY" "$TRAIN"
 	) >"$OUT/rank.$i" 2>"$OUT/rank.$i.err" &
 	pids+=($!)
 done
 st=0
-wait_ranks "$RUN_TIMEOUT" "" "${pids[@]}" || st=1
+wait_ranks "$RUN_TIMEOUT" "" "${pids[@]}"
+# Rank 1 kills itself last (TRAIN_EXIT_STEP); rank 0 lives on and exits.
+[ "${RANK_STATUS[0]}" = 0 ] && [ "${RANK_STATUS[1]}" = 137 ] || st=1
 echo "# training took $(( $(now_ms) - start )) ms"
 
 explain() {
@@ -178,6 +186,34 @@ if [ $st -eq 0 ] && check guard; then
 	ktap_ok "DDP hook: drift guard on loss, same steps on both ranks"
 else
 	ktap_fail "DDP hook: drift guard on loss, same steps on both ranks"
+fi
+# Rank 0's record of rank 1's death (the line "exit JSON").
+if [ $st -eq 0 ] && "$PY" - "$EXIT_STEP" "$OUT/rank.0" <<'PYEOF'
+import json, sys
+step = int(sys.argv[1])
+with open(sys.argv[2]) as fh:
+    rec = [json.loads(l[5:]) for l in fh if l.startswith("exit {")]
+if len(rec) != 1:
+    sys.exit(1)
+r = rec[0]
+errs = r["errors"]
+for e in errs:
+    print("# rank 0, step %d raised after %.2f s: %s: %s"
+          % (e["step"], e["seconds"], e["type"], e["error"]))
+print("# rank 0: %d steps completed, state closed in %.3f s"
+      % (r["steps"], r["close_seconds"]))
+# It died in step EXIT_STEP's allreduce, which rank 0 may have finished
+# first; the next step raised again, with the same error.
+ok = (r["raised_at"] in (step, step + 1) and len(errs) == 2 and
+      errs[1]["step"] == errs[0]["step"] + 1 and
+      all("OptiReduceError: optireduce_allreduce_wait" in e["error"]
+          for e in errs) and errs[0]["error"] == errs[1]["error"])
+sys.exit(not ok)
+PYEOF
+then
+	ktap_ok "DDP hook: a peer killed mid-step fails the next steps with our error"
+else
+	ktap_fail "DDP hook: a peer killed mid-step fails the next steps with our error"
 fi
 echo "# torch hook test took $(( ($(now_ms) - start) / 1000 )) s"
 ktap_finish

@@ -209,21 +209,22 @@ class OptiReduceState:
 
     def submit(self, bucket):
         """Start the allreduce (mean) of a DDP gradient bucket; a Future
-        completed with the averaged bucket when it is done."""
+        completed with the averaged bucket when it is done, or failed
+        with the OptiReduceError that ended it."""
         tensor = _compat.api.bucket_tensor(bucket)
         last = _compat.api.bucket_is_last(bucket)
         if tensor.device.type != "cpu" or self._stage_cpu:
-            return self._stager(tensor.device).submit(tensor, last)
+            return _failing(self._stager(tensor.device).submit(tensor, last))
         fut = torch.futures.Future()
         if self._error is not None:
             fut.set_exception(self._error)
-            return fut
+            return _failing(fut)
         try:
             self._start(tensor, last, time.perf_counter_ns(),
                         _InPlace(tensor, fut))
         except Exception as e:     # misuse or a broken communicator
             fut.set_exception(e)
-        return fut
+        return _failing(fut)
 
     def _stager(self, device):
         st = self._stagers.get(device)
@@ -477,6 +478,20 @@ class OptiReduceState:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _value(fut):
+    return fut.value()
+
+
+def _failing(fut):
+    """fut, as a Future that fails when fut's exception is set: DDP's
+    reducer reads a hook's result as it is, and set_exception stores the
+    exception as the result (a trainer whose peer died then read "Unable
+    to cast <our error> to Tensor"); an exception raised in a then()
+    callback fails the Future it returns, and DDP raises that, our error
+    named in its text."""
+    return fut.then(_value)
 
 
 class _InPlace:

@@ -15,10 +15,19 @@ eth0 (netem, as selftests/allreduce_test.sh does) and trains
 TRAIN_LOSS_STEPS more steps with the drift guard on loss
 (resync_lost=0.01) and the safeguard out of the way; the JSON line gets
 the guard's resync steps and the hook's totals of that run under "loss".
+
+TRAIN_EXIT_STEP=K: last, both ranks train again with the hook, and rank
+WORLD_SIZE-1 kills itself (SIGKILL, as the OOM killer would) as soon as
+its allreduce of step K started; every other rank prints one line "exit JSON":
+the step and the time at which its training raised, the error's type
+and text, whether the hook's next call failed at once with the same
+error, and how long closing the state took. Those ranks then leave
+without destroying the process group (its peer is gone).
 """
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -92,6 +101,51 @@ def lossy_guard(pct):
     return out
 
 
+def peer_exit(step):
+    """Train with the hook until a step raises, the last rank dying in
+    its allreduce of step; the survivors' record (see the docstring)."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    ddp = DDP(model())
+    state = ortorch.OptiReduceState(None, resync_every=0)
+    dying = rank == world - 1
+
+    def hook(st, bucket):
+        fut = ortorch.allreduce_hook(st, bucket)
+        if dying and st.steps == step:
+            os.kill(os.getpid(), signal.SIGKILL)    # its call started
+        return fut
+
+    ddp.register_comm_hook(state, hook)
+    state.attach(ddp)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
+    out = {"rank": rank, "raised_at": None, "errors": []}
+    t0 = time.monotonic()
+    # Up to the step after the first that raised: that one must raise
+    # too, and at once (the communicator is broken for good).
+    for s in range(step + 3):
+        x, y = torch.randn(8, 10), torch.randn(8, 3)
+        opt.zero_grad()
+        t1 = time.monotonic()
+        try:
+            torch.nn.functional.mse_loss(ddp(x), y).backward()
+            opt.step()
+        except Exception as e:
+            out["errors"].append({
+                "step": s, "seconds": round(time.monotonic() - t1, 3),
+                "type": type(e).__name__,
+                "error": str(e).splitlines()[0][:300]})
+            if out["raised_at"] is None:
+                out["raised_at"] = s
+                out["seconds"] = round(time.monotonic() - t0, 2)
+            elif s > out["raised_at"]:
+                break
+    out["steps"] = state.steps
+    t1 = time.monotonic()
+    state.close()
+    out["close_seconds"] = round(time.monotonic() - t1, 3)
+    return out
+
+
 def main():
     t0 = time.time()
     t_import = t0 - T_START
@@ -125,6 +179,12 @@ def main():
     if os.environ.get("TRAIN_LOSS"):
         out["loss"] = lossy_guard(os.environ["TRAIN_LOSS"])
         out["seconds"] = round(time.time() - t0, 2)
+    if os.environ.get("TRAIN_EXIT_STEP"):
+        print(json.dumps(out), flush=True)
+        rec = peer_exit(int(os.environ["TRAIN_EXIT_STEP"]))
+        print("exit " + json.dumps(rec), flush=True)
+        sys.stdout.flush()
+        os._exit(0)
     dist.destroy_process_group()
     print(json.dumps(out), flush=True)
 
