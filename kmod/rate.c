@@ -186,13 +186,21 @@ u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
  * (@ce its marked fraction) from receiver @src at @rate_mbps, when
  * @clean_reports clean reports came from every receiver so far: true
  * once it holds OPTR_RATE_FOREIGN_RUN, for its caller to judge whose
- * queue it is. On a queue already judged foreign a marked report becomes
- * OPTR_RATE_FOREIGN, and OPTR_RATE_FOREIGN_CLEAN clean ones in a row end
- * the judgment: the queue drained.
+ * queue it is. At the floor (@floor) every marked report counts, drained
+ * or not: a loss-driven flow whose window swings about the marking
+ * threshold marks some of each report, now and then none of its tail;
+ * a rate at the floor cannot fall further, and one that leaves it on a
+ * clean or drained report goes back on the next marks, so it stays there
+ * while the flow takes the link (two ranks beside such a flow on a 200
+ * Mbit/s fabric: one rank at its 10 Mbit/s floor in 136 of 176 steps,
+ * results.md, "A queue that swings about the threshold"). On a queue
+ * already judged foreign a marked report becomes OPTR_RATE_FOREIGN, and
+ * OPTR_RATE_FOREIGN_CLEAN clean ones in a row end the judgment: the
+ * queue drained.
  */
 static bool optr_rate_run(struct optr_rate_heed *h, u32 src,
 			  enum optr_rate_verdict *v, u8 ce, u32 clean_reports,
-			  u32 rate_mbps)
+			  u32 rate_mbps, bool floor)
 {
 	switch (*v) {
 	case OPTR_RATE_CLEAN:
@@ -207,11 +215,12 @@ static bool optr_rate_run(struct optr_rate_heed *h, u32 src,
 			*v = OPTR_RATE_FOREIGN;
 			return false;
 		}
-		/* A drained queue came and went, whatever it marked: no
-		 * standing queue, foreign or ours (one judged foreign,
-		 * above, is not yet known gone).
+		/* Above the floor, a drained queue came and went, whatever
+		 * it marked: no standing queue, foreign or ours (one judged
+		 * foreign, above, is not yet known gone).
 		 */
-		if (*v == OPTR_RATE_DRAINED || ce < OPTR_RATE_FOREIGN_CE) {
+		if (!floor &&
+		    (*v == OPTR_RATE_DRAINED || ce < OPTR_RATE_FOREIGN_CE)) {
 			h->run = 0;
 			return false;
 		}
@@ -289,7 +298,8 @@ enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
 		return v;
 	}
 	/* One receiver's reports: its run is never mixed (any src will do). */
-	if (!optr_rate_run(h, 0, &v, ce, clean_reports, rate_mbps))
+	if (!optr_rate_run(h, 0, &v, ce, clean_reports, rate_mbps,
+			   rate_mbps <= cfg->min_mbps))
 		return v;
 	/* The receiver's own clean reports end its run: any counted since
 	 * it began are another receiver's.
@@ -329,7 +339,8 @@ enum optr_rate_verdict optr_rate_uplink(struct optr_rate_heed *u, u32 src,
 		return v;
 	}
 	/* Every receiver's clean report ends this run: no others count. */
-	if (!optr_rate_run(u, src, &v, ce, 0, rate_mbps) || !u->mixed ||
+	if (!optr_rate_run(u, src, &v, ce, 0, rate_mbps,
+			   rate_mbps <= cfg->min_mbps) || !u->mixed ||
 	    !optr_rate_fell(u, rate_mbps, cfg))
 		return v;
 	return optr_rate_judge_foreign(u);

@@ -107,7 +107,8 @@ struct sk_buff;
  * congestion until OPTR_RATE_FOREIGN_CLEAN clean reports from it in a
  * row say the queue is gone. The same run and cuts with the reports of
  * more than one receiver make our own uplink's queue foreign
- * (optr_rate_uplink()).
+ * (optr_rate_uplink()). At the floor every marked report counts in the
+ * run, however lightly marked (optr_rate_run()).
  */
 #define OPTR_RATE_FOREIGN_CE	224U
 #define OPTR_RATE_FOREIGN_RUN	4U

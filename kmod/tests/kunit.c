@@ -853,6 +853,17 @@ static void rate_heed(struct kunit *test)
 #define UPLINK(u, src, v, ce, rate, cfg) \
 	optr_rate_uplink(u, src, OPTR_RATE_##v, ce, rate, cfg)
 
+/* Three heavily marked reports from three receivers, the rate falling
+ * from 800 Mbit/s to 100 (an eighth) meanwhile: one more makes a run.
+ */
+static void uplink_heavy(struct optr_rate_heed *u,
+			 const struct optr_rate_cfg *cfg)
+{
+	UPLINK(u, 1, MARKED, 255, 800, cfg);
+	UPLINK(u, 2, MARKED, 255, 100, cfg);
+	UPLINK(u, 3, MARKED, 255, 100, cfg);
+}
+
 static void rate_uplink(struct kunit *test)
 {
 	struct optr_rate_cfg cfg = { .min_mbps = 10, .max_mbps = 1000,
@@ -904,26 +915,39 @@ static void rate_uplink(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, UPLINK(&u, 3, MARKED, 255, 100, &cfg),
 			OPTR_RATE_FOREIGN);
 
-	/* A thin mark, a drained queue or any clean report ends a run. */
+	/* Above the floor a thin mark, a drained queue or any clean
+	 * report ends a run (from 800 Mbit/s, 100 is an eighth).
+	 */
 	u = (struct optr_rate_heed){};
-	UPLINK(&u, 1, MARKED, 255, 10, &cfg);
-	UPLINK(&u, 2, MARKED, 255, 10, &cfg);
-	UPLINK(&u, 3, MARKED, 255, 10, &cfg);
-	KUNIT_EXPECT_EQ(test, UPLINK(&u, 4, MARKED, 223, 10, &cfg),
+	uplink_heavy(&u, &cfg);
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 4, MARKED, 223, 100, &cfg),
 			OPTR_RATE_MARKED);
 	KUNIT_EXPECT_EQ(test, u.run, 0);
-	UPLINK(&u, 1, MARKED, 255, 10, &cfg);
-	UPLINK(&u, 2, MARKED, 255, 10, &cfg);
-	UPLINK(&u, 3, MARKED, 255, 10, &cfg);
-	KUNIT_EXPECT_EQ(test, UPLINK(&u, 4, DRAINED, 255, 10, &cfg),
+	uplink_heavy(&u, &cfg);
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 4, DRAINED, 255, 100, &cfg),
 			OPTR_RATE_DRAINED);
-	UPLINK(&u, 1, MARKED, 255, 10, &cfg);
-	UPLINK(&u, 2, MARKED, 255, 10, &cfg);
-	UPLINK(&u, 3, MARKED, 255, 10, &cfg);
-	UPLINK(&u, 5, CLEAN, 0, 10, &cfg);
-	KUNIT_EXPECT_EQ(test, UPLINK(&u, 4, MARKED, 255, 10, &cfg),
+	uplink_heavy(&u, &cfg);
+	UPLINK(&u, 5, CLEAN, 0, 100, &cfg);
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 4, MARKED, 255, 100, &cfg),
 			OPTR_RATE_MARKED);
 	KUNIT_EXPECT_FALSE(test, u.foreign);
+	/* At the floor thin marks and drained reports count too (a
+	 * receiver each, marked 40 to 120 of 255); a clean report still
+	 * ends the run.
+	 */
+	u = (struct optr_rate_heed){};
+	for (i = 1; i < OPTR_RATE_FOREIGN_RUN; i++) {
+		UPLINK(&u, i, MARKED, 40, 10, &cfg);
+		UPLINK(&u, i, DRAINED, 120, 10, &cfg);
+		UPLINK(&u, i, CLEAN, 0, 10, &cfg);
+		KUNIT_EXPECT_EQ(test, u.run, 0);
+	}
+	for (i = 1; i < OPTR_RATE_FOREIGN_RUN; i++)
+		optr_rate_uplink(&u, i, i & 1 ? OPTR_RATE_MARKED :
+				 OPTR_RATE_DRAINED, 40 * i, 10, &cfg);
+	KUNIT_EXPECT_EQ(test, UPLINK(&u, 4, DRAINED, 60, 10, &cfg),
+			OPTR_RATE_FOREIGN);
+	KUNIT_EXPECT_TRUE(test, u.foreign);
 
 	/* rate_foreign 0: no judgment, and the one made is forgotten. */
 	u.foreign = true;
@@ -1333,13 +1357,21 @@ static void rate_drained_step(struct kunit *test)
 				optr_rate_step(&a, OPTR_RATE_DRAINED, 40, &cfg),
 				optr_rate_step(&b, OPTR_RATE_CLEAN, 0, &cfg));
 	KUNIT_EXPECT_GT(test, a.rate_mbps, 40U);
-	/* It ends a run of heavy marks, and a foreign path stays one. */
+	/* Above the floor it ends a run of heavy marks; at the floor it
+	 * counts in one (optr_rate_run()). A foreign path stays one.
+	 */
+	for (i = 1; i < OPTR_RATE_FOREIGN_RUN; i++)
+		optr_rate_heed(&h, OPTR_RATE_MARKED, 255, 0, 20, &cfg);
+	KUNIT_EXPECT_EQ(test,
+			optr_rate_heed(&h, OPTR_RATE_DRAINED, 255, 0, 20, &cfg),
+			OPTR_RATE_DRAINED);
+	KUNIT_EXPECT_EQ(test, h.run, 0);
 	for (i = 1; i < OPTR_RATE_FOREIGN_RUN; i++)
 		optr_rate_heed(&h, OPTR_RATE_MARKED, 255, 0, 10, &cfg);
 	KUNIT_EXPECT_EQ(test,
-			optr_rate_heed(&h, OPTR_RATE_DRAINED, 255, 0, 10, &cfg),
-			OPTR_RATE_DRAINED);
-	KUNIT_EXPECT_EQ(test, h.run, 0);
+			optr_rate_heed(&h, OPTR_RATE_DRAINED, 60, 0, 10, &cfg),
+			OPTR_RATE_FOREIGN);
+	h = (struct optr_rate_heed){};
 	h.foreign = true;
 	h.clean = 2;
 	KUNIT_EXPECT_EQ(test,
