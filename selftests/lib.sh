@@ -101,7 +101,9 @@ wait_ranks() {
 	) &
 	dog=$!
 	for pid in "$@"; do
-		wait "$pid"
+		# Quiet: bash reports a rank killed by a signal ("Killed")
+		# outside the TAP stream; the status says it below.
+		{ wait "$pid"; } 2>/dev/null
 		RANK_STATUS[i]=$?
 		if [ "${RANK_STATUS[i]}" -ne 0 ]; then
 			echo "# ${label}rank $i exited with status ${RANK_STATUS[i]}"
