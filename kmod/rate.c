@@ -186,7 +186,7 @@ u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
  * (@ce its marked fraction) from receiver @src at @rate_mbps, when
  * @clean_reports clean reports came from every receiver so far: true
  * once it holds OPTR_RATE_FOREIGN_RUN, for its caller to judge whose
- * queue it is. At the floor (@floor) every marked report counts, drained
+ * queue it is. At the floor (@cfg's) every marked report counts, drained
  * or not: a loss-driven flow whose window swings about the marking
  * threshold marks some of each report, now and then none of its tail;
  * a rate at the floor cannot fall further, and one that leaves it on a
@@ -200,7 +200,7 @@ u32 optr_rate_aimd(u32 rate, enum optr_rate_verdict v, u8 ce, u8 *clean,
  */
 static bool optr_rate_run(struct optr_rate_heed *h, u32 src,
 			  enum optr_rate_verdict *v, u8 ce, u32 clean_reports,
-			  u32 rate_mbps, bool floor)
+			  u32 rate_mbps, const struct optr_rate_cfg *cfg)
 {
 	switch (*v) {
 	case OPTR_RATE_CLEAN:
@@ -219,7 +219,7 @@ static bool optr_rate_run(struct optr_rate_heed *h, u32 src,
 		 * it marked: no standing queue, foreign or ours (one judged
 		 * foreign, above, is not yet known gone).
 		 */
-		if (!floor &&
+		if (rate_mbps > cfg->min_mbps &&
 		    (*v == OPTR_RATE_DRAINED || ce < OPTR_RATE_FOREIGN_CE)) {
 			h->run = 0;
 			return false;
@@ -298,8 +298,7 @@ enum optr_rate_verdict optr_rate_heed(struct optr_rate_heed *h,
 		return v;
 	}
 	/* One receiver's reports: its run is never mixed (any src will do). */
-	if (!optr_rate_run(h, 0, &v, ce, clean_reports, rate_mbps,
-			   rate_mbps <= cfg->min_mbps))
+	if (!optr_rate_run(h, 0, &v, ce, clean_reports, rate_mbps, cfg))
 		return v;
 	/* The receiver's own clean reports end its run: any counted since
 	 * it began are another receiver's.
@@ -339,8 +338,7 @@ enum optr_rate_verdict optr_rate_uplink(struct optr_rate_heed *u, u32 src,
 		return v;
 	}
 	/* Every receiver's clean report ends this run: no others count. */
-	if (!optr_rate_run(u, src, &v, ce, 0, rate_mbps,
-			   rate_mbps <= cfg->min_mbps) || !u->mixed ||
+	if (!optr_rate_run(u, src, &v, ce, 0, rate_mbps, cfg) || !u->mixed ||
 	    !optr_rate_fell(u, rate_mbps, cfg))
 		return v;
 	return optr_rate_judge_foreign(u);
