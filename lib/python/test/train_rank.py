@@ -134,11 +134,10 @@ def peer_exit(step):
                 "step": s, "seconds": round(time.monotonic() - t1, 3),
                 "type": type(e).__name__,
                 "error": str(e).splitlines()[0][:300]})
-            if out["raised_at"] is None:
-                out["raised_at"] = s
-                out["seconds"] = round(time.monotonic() - t0, 2)
-            elif s > out["raised_at"]:
+            if out["raised_at"] is not None:
                 break
+            out["raised_at"] = s
+            out["seconds"] = round(time.monotonic() - t0, 2)
     out["steps"] = state.steps
     t1 = time.monotonic()
     state.close()
@@ -183,7 +182,6 @@ def main():
         print(json.dumps(out), flush=True)
         rec = peer_exit(int(os.environ["TRAIN_EXIT_STEP"]))
         print("exit " + json.dumps(rec), flush=True)
-        sys.stdout.flush()
         os._exit(0)
     dist.destroy_process_group()
     print(json.dumps(out), flush=True)
