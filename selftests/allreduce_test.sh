@@ -325,6 +325,24 @@ check_bound() {
 		}' "$OUT/$1".[0-9]
 }
 
+# check_kernel NAME N: every rank timed its Hadamard kernels on first use
+# (OPTIREDUCE_DEBUG's line, once per process) and chose the fastest it
+# timed, the wider on a tie; the scalar kernel is always timed.
+check_kernel() {
+	awk -v n="$2" '
+		/optireduce\[debug\]: hadamard: / {
+			seen[FILENAME] = 1; best = ""; min = 0
+			for (i = 5; i < NF; i++)
+				if ($i ~ /^(scalar|avx2|avx512vl|avx512)$/ &&
+				    $(i + 1) + 0 > 0 && (!min || $(i + 1) + 0 <= min)) {
+					min = $(i + 1) + 0; best = $i
+				}
+			print "# " FILENAME ": " $0
+			if (best != $3 || $0 !~ / scalar [1-9]/) bad = 1
+		}
+		END { for (f in seen) k++; exit bad || k != n }' "$OUT/$1".[0-9].err
+}
+
 # case_no_loss NAME N [ENV...] -- [AR_ARGS...]
 case_no_loss() {
 	local name=$1 n=$2 ran=0
@@ -411,7 +429,14 @@ fi
 
 # --- no loss: 2, 4, 8 ranks; sync/async x Hadamard off/on --------------
 case_no_loss "n=2 sync hadamard=off" 2 OPTIREDUCE_HADAMARD=off -- --calls 10
-case_no_loss "n=2 async hadamard=on" 2 OPTIREDUCE_HADAMARD=on -- --calls 10 --inflight 4
+case_no_loss "n=2 async hadamard=on" 2 OPTIREDUCE_HADAMARD=on OPTIREDUCE_DEBUG=1 -- --calls 10 --inflight 4
+if [ "$SKIPPED" = 1 ]; then
+	:
+elif check_kernel "n=2 async hadamard=on" 2; then
+	ktap_ok "n=2 async hadamard=on: each rank chose the fastest kernel it timed"
+else
+	ktap_fail "n=2 async hadamard=on: each rank chose the fastest kernel it timed"
+fi
 case_no_loss "n=4 sync hadamard=on" 4 OPTIREDUCE_HADAMARD=on -- --calls 10
 
 # --- bfloat16: 16 bits on the wire through the kernel socket -------------

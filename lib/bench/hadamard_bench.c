@@ -110,6 +110,26 @@ static void run(size_t bytes)
 	free(b);
 }
 
+/* The kernel the library picks on its own, and the times it chose by. */
+static void print_auto(void)
+{
+	uint64_t ns[OR_HADAMARD_IMPL_LAST + 1];
+	const char *name;
+
+	or_hadamard_set_impl(OR_HADAMARD_IMPL_AUTO);
+	name = or_hadamard_impl_name();
+	or_hadamard_calibration(ns);
+	printf("auto: %s; a %u-entry block forward and back took", name,
+	       OR_HADAMARD_DEF_BLOCK);
+	for (int k = OR_HADAMARD_IMPL_SCALAR; k <= OR_HADAMARD_IMPL_LAST; k++) {
+		if (ns[k])
+			printf(" %s %.1f us", or_hadamard_kernel_name(k),
+			       ns[k] / 1e3);
+	}
+	printf("%s\n", ns[OR_HADAMARD_IMPL_SCALAR] ? "" :
+	       " (not measured: OPTIREDUCE_HADAMARD_IMPL)");
+}
+
 int main(int argc, char **argv)
 {
 	char *end = NULL;
@@ -121,6 +141,7 @@ int main(int argc, char **argv)
 	}
 	printf("streaming from %zu KiB (half the last-level cache)\n",
 	       or_hadamard_stream_from() >> 10);
+	print_auto();
 	if (mib) {
 		run(mib << 20);
 		return 0;

@@ -271,44 +271,6 @@ static int cpu_has(enum or_hadamard_impl impl)
 #endif
 }
 
-int or_hadamard_set_impl(enum or_hadamard_impl impl)
-{
-	if (impl == OR_HADAMARD_IMPL_AUTO) {
-		const char *e = getenv("OPTIREDUCE_HADAMARD_IMPL");
-
-		/* The one asked for if the CPU has it, else the best it has
-		 * (a debugging knob: any kernel gives the same results). */
-		impl = OR_HADAMARD_IMPL_LAST;
-		while (impl > OR_HADAMARD_IMPL_SCALAR && !cpu_has(impl))
-			impl--;
-		for (unsigned int k = OR_HADAMARD_IMPL_SCALAR;
-		     e && k <= OR_HADAMARD_IMPL_LAST; k++)
-			if (!strcmp(e, kernels[k].name) && cpu_has(k))
-				impl = k;
-	}
-	if (impl <= OR_HADAMARD_IMPL_AUTO || impl > OR_HADAMARD_IMPL_LAST)
-		return -EINVAL;
-	if (!cpu_has(impl))
-		return -ENOTSUP;
-	__atomic_store_n(&fwht_inv, kernels[impl].inv, __ATOMIC_RELAXED);
-	__atomic_store_n(&fwht_name, kernels[impl].name, __ATOMIC_RELAXED);
-	__atomic_store_n(&fwht_fwd, kernels[impl].fwd, __ATOMIC_RELEASE);
-	return 0;
-}
-
-static void pick_kernels(void)
-{
-	/* Racing first uses pick the same kernels: harmless. */
-	if (!__atomic_load_n(&fwht_fwd, __ATOMIC_ACQUIRE))
-		or_hadamard_set_impl(OR_HADAMARD_IMPL_AUTO);
-}
-
-const char *or_hadamard_impl_name(void)
-{
-	pick_kernels();
-	return __atomic_load_n(&fwht_name, __ATOMIC_ACQUIRE);
-}
-
 /* Sign bytes of entries off .. off+b-1; off is a multiple of 8 when b >= 8. */
 static void sign_bytes(uint64_t seed, size_t off, size_t b, uint8_t *out)
 {
@@ -335,6 +297,150 @@ static void sign_bytes(uint64_t seed, size_t off, size_t b, uint8_t *out)
 
 		out[t] = or_hadamard_sign_word(seed, g >> 6) >> (g & 63);
 	}
+}
+
+/*
+ * AUTO's kernel is the fastest the CPU has, as measured, not the widest:
+ * emulated, the widest can be the slowest. Under QEMU's TCG the AVX2
+ * kernels ran at 0.01 GB/s, a tenth of the scalar one's speed (every FMA
+ * a call into soft-float), and a 2-rank allreduce of 1 MiB with the
+ * transform took 1554 ms against 385 with the scalar kernel (results.md,
+ * "Hadamard transform: which kernel"). So, as Linux chooses its RAID-6
+ * and XOR code, each kernel the CPU has takes one default block forward
+ * and back on first use: a pass each to warm up (and, emulated, to
+ * translate), then OR_HADAMARD_CAL_REPS rounds of every kernel in turn,
+ * the best of each kept. In turn, so that a stall of the CPU (a host's
+ * other work, under emulation) costs every kernel a round, not one
+ * kernel all of them: run by run instead, one stall would decide. A few
+ * tens of microseconds natively, tens of milliseconds emulated.
+ */
+#define OR_HADAMARD_CAL_REPS	8
+
+static uint64_t cal_ns[OR_HADAMARD_IMPL_LAST + 1];
+
+enum or_hadamard_impl or_hadamard_fastest(const uint64_t *ns)
+{
+	enum or_hadamard_impl best = OR_HADAMARD_IMPL_SCALAR;
+
+	/* A tie goes to the wider kernel. */
+	for (int k = OR_HADAMARD_IMPL_SCALAR + 1; k <= OR_HADAMARD_IMPL_LAST;
+	     k++)
+		if (ns[k] && (!ns[best] || ns[k] <= ns[best]))
+			best = k;
+	return best;
+}
+
+void or_hadamard_calibration(uint64_t *ns)
+{
+	for (int k = 0; k <= OR_HADAMARD_IMPL_LAST; k++)
+		ns[k] = __atomic_load_n(&cal_ns[k], __ATOMIC_RELAXED);
+}
+
+/* One block forward and back with kernel k, in ns (at least 1). The
+ * inverse's scale undoes the forward's gain, so the data neither grows
+ * nor decays into denormals, which would slow one kernel alone. */
+static uint64_t time_block(int k, float *x, float *y, const uint8_t *signs)
+{
+	const size_t b = OR_HADAMARD_DEF_BLOCK;
+	const float scale = 1.0f / (float)(b / or_hadamard_lanes(b));
+	int64_t t0 = or_now_ns(), t;
+
+	kernels[k].fwd(y, x, b, signs, 1.0f, 0, NULL);
+	kernels[k].inv(x, y, b, signs, scale, 0, NULL);
+	t = or_now_ns() - t0;
+	return t > 0 ? (uint64_t)t : 1;
+}
+
+/* The fastest kernel, its times (0: the CPU lacks it) left in cal_ns[];
+ * scalar unmeasured if memory is short. */
+static enum or_hadamard_impl calibrate(void)
+{
+	const size_t b = OR_HADAMARD_DEF_BLOCK;
+	uint64_t ns[OR_HADAMARD_IMPL_LAST + 1] = { 0 };
+	float *x = aligned_alloc(64, 2 * b * sizeof(float));
+	uint8_t signs[OR_HADAMARD_DEF_BLOCK / 8];
+	int k, rep;
+
+	if (x) {
+		sign_bytes(1, 0, b, signs);
+		/* Full mantissas in [-0.5, 0.5), whose sums round as a
+		 * gradient's do: QEMU's soft-float hands an operation to
+		 * the host's FPU only once a result has rounded (the
+		 * inexact flag), and on integers, whose sums never round,
+		 * a guest timed both kernels at about 2 ms a block. */
+		for (size_t i = 0; i < b; i++)
+			x[i] = (float)((uint32_t)(i * 2654435761u) >> 8) *
+			       0x1p-24f - 0.5f;
+		for (rep = 0; rep <= OR_HADAMARD_CAL_REPS; rep++) {
+			for (k = OR_HADAMARD_IMPL_SCALAR;
+			     k <= OR_HADAMARD_IMPL_LAST; k++) {
+				uint64_t t;
+
+				if (!cpu_has(k))
+					continue;
+				t = time_block(k, x, x + b, signs);
+				if (rep && (!ns[k] || t < ns[k]))
+					ns[k] = t;
+			}
+		}
+		free(x);
+	}
+	for (k = 0; k <= OR_HADAMARD_IMPL_LAST; k++)
+		__atomic_store_n(&cal_ns[k], ns[k], __ATOMIC_RELAXED);
+	k = or_hadamard_fastest(ns);
+	or_debug("hadamard: %s kernel; a block forward and back took "
+		 "scalar %llu ns, avx2 %llu, avx512vl %llu, avx512 %llu "
+		 "(0: not on this CPU)", kernels[k].name,
+		 (unsigned long long)ns[OR_HADAMARD_IMPL_SCALAR],
+		 (unsigned long long)ns[OR_HADAMARD_IMPL_AVX2],
+		 (unsigned long long)ns[OR_HADAMARD_IMPL_AVX512VL],
+		 (unsigned long long)ns[OR_HADAMARD_IMPL_AVX512]);
+	return k;
+}
+
+int or_hadamard_set_impl(enum or_hadamard_impl impl)
+{
+	if (impl == OR_HADAMARD_IMPL_AUTO) {
+		const char *e = getenv("OPTIREDUCE_HADAMARD_IMPL");
+
+		/* The one asked for if the CPU has it (a debugging knob:
+		 * any kernel gives the same results), else the fastest. */
+		for (unsigned int k = OR_HADAMARD_IMPL_SCALAR;
+		     e && k <= OR_HADAMARD_IMPL_LAST; k++)
+			if (!strcmp(e, kernels[k].name) && cpu_has(k))
+				impl = k;
+		if (impl == OR_HADAMARD_IMPL_AUTO)
+			impl = calibrate();
+	}
+	if (impl <= OR_HADAMARD_IMPL_AUTO || impl > OR_HADAMARD_IMPL_LAST)
+		return -EINVAL;
+	if (!cpu_has(impl))
+		return -ENOTSUP;
+	__atomic_store_n(&fwht_inv, kernels[impl].inv, __ATOMIC_RELAXED);
+	__atomic_store_n(&fwht_name, kernels[impl].name, __ATOMIC_RELAXED);
+	__atomic_store_n(&fwht_fwd, kernels[impl].fwd, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void pick_kernels(void)
+{
+	/* Racing first uses both measure, and may pick different kernels:
+	 * harmless, as every kernel gives the same results. */
+	if (!__atomic_load_n(&fwht_fwd, __ATOMIC_ACQUIRE))
+		or_hadamard_set_impl(OR_HADAMARD_IMPL_AUTO);
+}
+
+const char *or_hadamard_kernel_name(enum or_hadamard_impl impl)
+{
+	if (impl <= OR_HADAMARD_IMPL_AUTO || impl > OR_HADAMARD_IMPL_LAST)
+		return NULL;
+	return kernels[impl].name;
+}
+
+const char *or_hadamard_impl_name(void)
+{
+	pick_kernels();
+	return __atomic_load_n(&fwht_name, __ATOMIC_ACQUIRE);
 }
 
 /* One word of CPU 0's cache index i in sysfs ("Data", "32768K"); "" if

@@ -28,10 +28,10 @@
  *
  * Stage order is fixed (forward: butterflies of distance L, 2L, 4L ...;
  * inverse: the reverse) so the scalar, AVX2, AVX-512VL and AVX-512 kernels give
- * bit-identical results, as ranks on different CPUs must; the best one the
- * CPU has is chosen at run time (__builtin_cpu_supports), and
- * OPTIREDUCE_HADAMARD_IMPL=scalar|avx2|avx512vl|avx512 asks for a given
- * one.
+ * bit-identical results, as ranks on different CPUs must; of those the CPU
+ * has (__builtin_cpu_supports) the fastest, measured on first use, is
+ * chosen, and OPTIREDUCE_HADAMARD_IMPL=scalar|avx2|avx512vl|avx512 asks
+ * for a given one.
  * Kernels take a source and a destination, so the copy into the work
  * buffer (forward) and out of it (inverse, with the mean's division) are
  * the transform's first and last pass, not passes of their own.
@@ -68,9 +68,19 @@ enum or_hadamard_impl {
 	OR_HADAMARD_IMPL_AVX512,
 	OR_HADAMARD_IMPL_LAST = OR_HADAMARD_IMPL_AVX512,
 };
-/* Select a kernel (tests, benchmark): 0, or -ENOTSUP if the CPU lacks it. */
+/* Select a kernel (tests, benchmark): 0, or -ENOTSUP if the CPU lacks it.
+ * AUTO: OPTIREDUCE_HADAMARD_IMPL's if the CPU has it, else the fastest
+ * the CPU has, measured (hadamard.c, calibrate()). */
 int or_hadamard_set_impl(enum or_hadamard_impl impl);
 const char *or_hadamard_impl_name(void);
+/* Kernel impl's name ("scalar", "avx2", ...); NULL for AUTO or none. */
+const char *or_hadamard_kernel_name(enum or_hadamard_impl impl);
+/* The kernel with the least time in ns[] (indexed by impl; 0: not
+ * measured), the wider on a tie; scalar if none was measured. */
+enum or_hadamard_impl or_hadamard_fastest(const uint64_t *ns);
+/* The last measurement's ns[], OR_HADAMARD_IMPL_LAST + 1 of them: one
+ * block of OR_HADAMARD_DEF_BLOCK forward and back; 0 where not measured. */
+void or_hadamard_calibration(uint64_t *ns);
 /*
  * Transforms of at least this many bytes write their result past the
  * caches (OR_FWHT_STREAM): half the last-level cache, found on first use.

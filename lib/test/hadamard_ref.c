@@ -54,25 +54,70 @@ int main(void)
 	static float x[8269], a[8269], b[8269], c[8269];
 	static double ref[8269];
 	int have[OR_HADAMARD_IMPL_LAST + 1] = { 0 };
+	uint64_t ns[OR_HADAMARD_IMPL_LAST + 1];
 
 	for (int k = OR_HADAMARD_IMPL_AVX2; k <= OR_HADAMARD_IMPL_LAST; k++) {
 		have[k] = or_hadamard_set_impl(k) == 0;
 		printf("# kernel %d: %s\n", k, have[k] ? "tested" : "not on this CPU");
 	}
 	/* OPTIREDUCE_HADAMARD_IMPL picks a kernel the CPU has; anything
-	 * else leaves the best one. */
+	 * else leaves the fastest one, measured: every kernel the CPU has
+	 * and no other, the one chosen the least time of them. */
+	have[OR_HADAMARD_IMPL_SCALAR] = 1;
 	setenv("OPTIREDUCE_HADAMARD_IMPL", "scalar", 1);
 	or_hadamard_set_impl(OR_HADAMARD_IMPL_AUTO);
 	T_ASSERT(!strcmp(or_hadamard_impl_name(), "scalar"), "env: %s",
 		 or_hadamard_impl_name());
 	setenv("OPTIREDUCE_HADAMARD_IMPL", "no-such-kernel", 1);
 	or_hadamard_set_impl(OR_HADAMARD_IMPL_AUTO);
-	T_ASSERT(!strcmp(or_hadamard_impl_name(),
-			 have[OR_HADAMARD_IMPL_AVX512] ? "avx512" :
-			 have[OR_HADAMARD_IMPL_AVX512VL] ? "avx512vl" :
-			 have[OR_HADAMARD_IMPL_AVX2] ? "avx2" : "scalar"),
-		 "env fallback: %s", or_hadamard_impl_name());
+	or_hadamard_calibration(ns);
+	for (int k = OR_HADAMARD_IMPL_SCALAR; k <= OR_HADAMARD_IMPL_LAST; k++) {
+		printf("# kernel %d: %llu ns a block forward and back\n", k,
+		       (unsigned long long)ns[k]);
+		T_ASSERT(!ns[k] == !have[k], "kernel %d measured: %llu", k,
+			 (unsigned long long)ns[k]);
+	}
+	{
+		int k = or_hadamard_fastest(ns);
+
+		for (int j = OR_HADAMARD_IMPL_SCALAR;
+		     j <= OR_HADAMARD_IMPL_LAST; j++)
+			T_ASSERT(!ns[j] || ns[k] <= ns[j],
+				 "chose %d (%llu ns), %d took %llu", k,
+				 (unsigned long long)ns[k], j,
+				 (unsigned long long)ns[j]);
+		T_ASSERT(!strcmp(or_hadamard_impl_name(),
+				 or_hadamard_kernel_name(k)),
+			 "env fallback: %s, fastest %s",
+			 or_hadamard_impl_name(), or_hadamard_kernel_name(k));
+	}
 	unsetenv("OPTIREDUCE_HADAMARD_IMPL");
+	T_ASSERT(!or_hadamard_kernel_name(OR_HADAMARD_IMPL_AUTO) &&
+		 !or_hadamard_kernel_name(OR_HADAMARD_IMPL_LAST + 1) &&
+		 !strcmp(or_hadamard_kernel_name(OR_HADAMARD_IMPL_AVX2), "avx2"),
+		 "kernel names");
+	/* The choice itself: least time, the wider on a tie, never a kernel
+	 * not measured, scalar if nothing was. */
+	{
+		static const struct {
+			uint64_t ns[OR_HADAMARD_IMPL_LAST + 1];
+			int want;
+		} picks[] = {
+			{ { 0, 900, 90, 0, 0 }, OR_HADAMARD_IMPL_AVX2 },
+			{ { 0, 90, 900, 0, 0 }, OR_HADAMARD_IMPL_SCALAR },
+			{ { 0, 90, 90, 0, 0 }, OR_HADAMARD_IMPL_AVX2 },
+			{ { 0, 900, 300, 200, 250 }, OR_HADAMARD_IMPL_AVX512VL },
+			{ { 0, 900, 300, 0, 250 }, OR_HADAMARD_IMPL_AVX512 },
+			{ { 0, 900, 0, 0, 0 }, OR_HADAMARD_IMPL_SCALAR },
+			{ { 0, 0, 0, 0, 0 }, OR_HADAMARD_IMPL_SCALAR },
+			{ { 0, 0, 0, 0, 5 }, OR_HADAMARD_IMPL_AVX512 },
+		};
+
+		for (size_t i = 0; i < sizeof(picks) / sizeof(picks[0]); i++)
+			T_ASSERT((int)or_hadamard_fastest(picks[i].ns) ==
+				 picks[i].want, "pick %zu: %d", i,
+				 (int)or_hadamard_fastest(picks[i].ns));
+	}
 	T_ASSERT(or_hadamard_set_impl(OR_HADAMARD_IMPL_LAST + 1) == -EINVAL,
 		 "bad kernel accepted");
 	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
