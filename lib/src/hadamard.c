@@ -367,7 +367,8 @@ static enum or_hadamard_impl calibrate(void)
 		 * gradient's do: QEMU's soft-float hands an operation to
 		 * the host's FPU only once a result has rounded (the
 		 * inexact flag), and on integers, whose sums never round,
-		 * a guest timed both kernels at about 2 ms a block. */
+		 * a guest timed both kernels at about 2 ms a block (in a
+		 * binary that may have done so anyway: results.md). */
 		for (size_t i = 0; i < b; i++)
 			x[i] = (float)((uint32_t)(i * 2654435761u) >> 8) *
 			       0x1p-24f - 0.5f;
