@@ -110,8 +110,12 @@ def peer_exit(step):
     dying = rank == world - 1
 
     def hook(st, bucket):
+        # Which step this is, read before the call: the poller counts a
+        # step done as soon as its last call completes, which, the peer
+        # being ahead, can be before allreduce_hook returns here.
+        due = dying and st.steps == step
         fut = ortorch.allreduce_hook(st, bucket)
-        if dying and st.steps == step:
+        if due:
             os.kill(os.getpid(), signal.SIGKILL)    # its call started
         return fut
 
