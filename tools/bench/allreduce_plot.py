@@ -71,7 +71,10 @@ def read_meta(raw):
     with open(os.path.join(raw, "meta.txt")) as f:
         for line in f:
             k, _, v = line.strip().partition(" ")
-            meta[k] = v
+            if k == "param":    # "param NAME VALUE", one a parameter
+                meta.setdefault("params", []).append("=".join(v.split()))
+            else:
+                meta[k] = v
     return meta
 
 
@@ -304,6 +307,8 @@ def print_summary(table, profiles_seen, profiles, contenders, sizes, meta):
     print("== allreduce-bench summary: %s ranks, %s, mode %s, Hadamard %s"
           % (meta.get("ranks"), meta.get("kernel"), meta.get("mode"),
              meta.get("hadamard")))
+    if meta.get("params"):
+        print("   optireduce.ko loaded with %s" % " ".join(meta["params"]))
     print("   times in ms, every rank's own calls pooled; x ring = this p50 (p99)"
           " / Gloo ring's p50 (p99) of the same profile and size")
     for profile in profiles:
