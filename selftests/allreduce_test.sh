@@ -612,12 +612,13 @@ fi
 # --- a sender behind the deadline: the margin jumps at once -------------
 # 1 MiB calls paced at 10 Mbit/s (840 ms) take several times what the TCP
 # warm-up took, so the one lossy call's receives expire while each sender
-# is still sending, most of its message to come. (At 40 Mbit/s, 210 ms, a
-# CI guest's slowest warm-up call once set a bound of 290 ms, the call
-# lost under 1% and the margin stayed at 125%.) The receives' missing tails count
-# as late as they end, and that share of the call widens the margin at
-# once (to its 400% cap, 1 / (1 - share) per call). Counting only stale
-# fragments, most of which come after the call ended, took it to 125%.
+# is still sending, most of its message to come. The receives' missing
+# tails count as late as they end, and that share of the call widens the
+# margin at once (to its 400% cap, 1 / (1 - share) per call). Counting
+# only stale fragments, most of which come after the call ended, took it
+# to 125%. The pace is far below any guest's TCP warm-up: at 40 Mbit/s
+# (210 ms) a CI guest's slowest warm-up call once set a bound of 290 ms,
+# and the call lost under 1%.
 if runnable "sender behind the deadline" 2; then
 	name="n=2 sender behind the deadline"
 	params_save pace_mbps
